@@ -1,0 +1,72 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# smc_rs developer targets. The module itself is described in Kbuild; this
+# file drives the cached kernel, the module build, the VM bed and the tests.
+# `make help` lists the targets.
+
+SHELL := /bin/bash
+TOP := $(CURDIR)
+SCRIPTS := $(TOP)/scripts
+
+# The kernel tree smc_rs builds against and boots (built once, cached).
+KDIR ?= $(shell $(SCRIPTS)/build-kernel.sh)
+KPATH := $(shell source $(SCRIPTS)/lib.sh && kernel_path)
+
+.PHONY: all modules kdir kernel setup clean help vm vm-pair check demo host-test selftests-build selftests
+
+all: modules
+
+setup:
+	@$(SCRIPTS)/setup-host.sh
+
+kernel: setup
+	@$(SCRIPTS)/build-kernel.sh >/dev/null
+
+kdir:
+	@echo $(KDIR)
+
+modules:
+	@PATH="$(KPATH)" $(MAKE) -C $(KDIR) M=$(TOP) modules
+
+# Userspace test programs (run inside the VMs from the shared host root).
+selftests-build:
+	@$(MAKE) -C selftests --no-print-directory
+
+host-test:
+	@cd wire && cargo test --quiet
+
+# Run CMD in one VM with smc_rs (MOD=smc) or upstream smc.ko (MOD=upstream).
+#   make vm CMD='ip a'  MOD=smc_rs
+vm: modules selftests-build
+	@$(SCRIPTS)/vm.sh single "$(MOD)" "$(CMD)"
+
+# Run SERVER in VM 1 and CLIENT in VM 2, joined by a virtual link with rxe:
+#   make vm-pair SERVER='...' CLIENT='...' MOD1=smc_rs MOD2=upstream
+vm-pair: modules selftests-build
+	@$(SCRIPTS)/vm.sh pair "$(MOD1)" "$(SERVER)" "$(MOD2)" "$(CLIENT)"
+
+# The test suite: host-side unit tests plus the kselftests in the VMs.
+check: setup
+	@$(SCRIPTS)/run-tests.sh
+
+# The main job: build, boot, and show an AF_SMC client and server talking.
+demo: setup
+	@$(SCRIPTS)/demo.sh
+
+clean:
+	@if [ -d "$(KDIR)" ]; then PATH="$(KPATH)" $(MAKE) -C $(KDIR) M=$(TOP) clean; fi
+	@$(MAKE) -C selftests --no-print-directory clean
+	@rm -rf wire/target
+
+help:
+	@echo 'smc_rs targets:'
+	@echo '  make / make modules  build smc_rs.ko against the cached kernel'
+	@echo '  make setup           install the toolchain and VM tools (Debian packages, bindgen, virtme-ng)'
+	@echo '  make kernel          build the cached Rust-enabled debug kernel if needed'
+	@echo '  make -s kdir         print the path of the built kernel tree'
+	@echo '  make check           run all tests: cargo test + kselftests in the VMs'
+	@echo '  make demo            boot two VMs and show AF_SMC client and server talking'
+	@echo '  make vm CMD=...      run CMD in one VM   (MOD=smc_rs|upstream|none, default smc_rs)'
+	@echo '  make vm-pair SERVER=... CLIENT=...  run a command in each of two linked VMs'
+	@echo '                       (MOD1/MOD2=smc_rs|upstream|none; VM1 is 10.10.0.1, VM2 10.10.0.2)'
+	@echo '  make clean           remove build products'

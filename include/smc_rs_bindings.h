@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Kernel headers smc_rs binds to. Only what include/bindgen_parameters
+ * allows is generated, to keep the bindings (and compile time) small.
+ */
+#include <linux/net.h>
+#include <linux/socket.h>
+#include <linux/file.h>
+#include <linux/poll.h>
+#include <linux/tcp.h>
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <net/sock.h>
+#include <net/tcp.h>
+#include <net/inet_common.h>
+#include <uapi/linux/smc.h>
+
+#include "smc_rs_helpers.h"

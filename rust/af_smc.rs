@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The AF_SMC socket: its states, the switch to TCP fallback, and the
+//! `proto_ops` every SMC socket is driven through.
+//!
+//! Every SMC socket owns a TCP socket, the clcsock. Until SMC-R is agreed on
+//! a connection, calls are served by the clcsock. Once a connection has
+//! fallen back to TCP, the socket's file is redirected to the clcsock so
+//! that every later call is TCP's own, with TCP's exact semantics and no
+//! extra cost; `release` undoes the redirection.
+
+use crate::sys::bindings as b;
+use crate::sys::family::{AcceptArg, SocketFamily};
+use crate::sys::sock::{Net, SockState};
+use crate::sys::socket::{
+    errno, KernelSocket, MsgHdr, PollTable, SockAddr, SockAddrOut, Socket, SockoptIn, SockoptOut,
+};
+use crate::wire::clc::DeclineReason;
+use kernel::prelude::*;
+
+/// Where an SMC socket is in its life.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum SmcState {
+    /// Created, possibly bound; no connection yet.
+    Init,
+    /// Listening for connections.
+    Listen,
+    /// Connected over TCP: SMC could not be used, for `reason`.
+    Fallback(DeclineReason),
+    /// Released.
+    Closed,
+}
+
+/// Per-socket state that needs no lock.
+pub(crate) struct SmcShared {
+    /// The internal TCP socket. It lives as long as the SMC socket: it is
+    /// released when the last reference to the SMC socket goes, which for a
+    /// socket nothing else holds is in `close()`.
+    clcsock: KernelSocket,
+}
+
+/// Per-socket state behind the socket lock.
+pub(crate) struct SmcSock {
+    state: SmcState,
+    /// `SMC_LIMIT_HS`: limit concurrent handshakes on a listener.
+    limit_handshakes: bool,
+}
+
+/// The AF_SMC protocol family.
+pub(crate) struct SmcFamily;
+
+impl SockState for SmcFamily {
+    type Shared = SmcShared;
+    type Locked = SmcSock;
+}
+
+type Sock<'a> = Socket<'a, SmcFamily>;
+
+/// The clcsock of `sock`.
+fn clc<'a>(sock: &Sock<'a>) -> &'a KernelSocket {
+    &sock.sk().shared().clcsock
+}
+
+fn new_sock(clcsock: KernelSocket) -> (SmcShared, SmcSock) {
+    (
+        SmcShared { clcsock },
+        SmcSock {
+            state: SmcState::Init,
+            limit_handshakes: false,
+        },
+    )
+}
+
+/// Address family of the clcsock for an AF_SMC protocol number.
+fn clc_family(protocol: i32) -> Result<u32> {
+    match protocol as u32 {
+        b::SMCPROTO_SMC => Ok(b::AF_INET),
+        b::SMCPROTO_SMC6 => Ok(b::AF_INET6),
+        _ => Err(errno(b::EPROTONOSUPPORT)),
+    }
+}
+
+/// Moves a connected socket to TCP fallback: record why, and hand the file to
+/// the clcsock so that user space talks to TCP directly from now on.
+fn switch_to_fallback(sock: &Sock<'_>, st: &mut SmcSock, reason: DeclineReason) {
+    st.state = SmcState::Fallback(reason);
+    sock.set_connected();
+    // Without a file (a kernel socket) the calls keep coming through our
+    // proto_ops, which forward to the clcsock in this state.
+    sock.redirect_file_to(clc(sock));
+}
+
+/// Why a connection cannot use SMC-R on this host (yet): there is no SMC-R
+/// device support, so the connection falls back before any CLC exchange.
+const NO_SMC_DEVICE: DeclineReason = DeclineReason::NoSmcDevice;
+
+impl SocketFamily for SmcFamily {
+    fn create(net: Net, kind: i16, protocol: i32) -> Result<(SmcShared, SmcSock)> {
+        if kind as u32 != b::sock_type_SOCK_STREAM {
+            return Err(errno(b::ESOCKTNOSUPPORT));
+        }
+        let family = clc_family(protocol)?;
+        Ok(new_sock(KernelSocket::new_tcp(net, family)?))
+    }
+
+    fn release(sock: &Sock<'_>) {
+        let sk = sock.sk();
+        sk.lock().state = SmcState::Closed;
+        sk.set_flag(b::sock_flags_SOCK_DEAD);
+    }
+
+    fn bind(sock: &Sock<'_>, addr: SockAddr<'_>) -> Result {
+        let st = sock.sk().lock();
+        if st.state != SmcState::Init {
+            return Err(errno(b::EINVAL));
+        }
+        clc(sock).bind(addr)
+    }
+
+    fn connect(sock: &Sock<'_>, addr: SockAddr<'_>, flags: i32) -> Result {
+        let mut st = sock.sk().lock();
+        match st.state {
+            SmcState::Init => {}
+            SmcState::Fallback(_) => return Err(errno(b::EISCONN)),
+            SmcState::Listen | SmcState::Closed => return Err(errno(b::EINVAL)),
+        }
+        // A too short address or a wrong family is TCP's to reject.
+        match clc(sock).connect(addr, flags) {
+            Ok(()) => {
+                switch_to_fallback(sock, &mut st, NO_SMC_DEVICE);
+                Ok(())
+            }
+            // Non-blocking: the TCP handshake goes on; from now on the file is
+            // TCP's, so poll and SO_ERROR report its completion exactly.
+            Err(e) if e == errno(b::EINPROGRESS) => {
+                switch_to_fallback(sock, &mut st, NO_SMC_DEVICE);
+                Err(e)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn accept(sock: &Sock<'_>, arg: &AcceptArg) -> Result<(SmcShared, SmcSock)> {
+        if sock.sk().lock().state != SmcState::Listen {
+            return Err(errno(b::EINVAL));
+        }
+        // Waits on the TCP listener without our lock, so that poll and other
+        // calls on the listener stay responsive meanwhile.
+        Ok(new_sock(clc(sock).accept(arg.flags)?))
+    }
+
+    fn accepted(sock: &Sock<'_>) {
+        let mut st = sock.sk().lock();
+        switch_to_fallback(sock, &mut st, NO_SMC_DEVICE);
+    }
+
+    fn getname(sock: &Sock<'_>, out: SockAddrOut<'_>, peer: bool) -> Result<i32> {
+        clc(sock).getname(out, peer)
+    }
+
+    fn poll(sock: &Sock<'_>, pt: PollTable<'_>) -> u32 {
+        // Waiters queue on the clcsock: it is what wakes them, before and
+        // after a fallback.
+        clc(sock).poll(pt)
+    }
+
+    fn ioctl(sock: &Sock<'_>, cmd: u32, arg: usize) -> Result<i32> {
+        clc(sock).ioctl(cmd, arg)
+    }
+
+    fn listen(sock: &Sock<'_>, backlog: i32) -> Result {
+        let mut st = sock.sk().lock();
+        match st.state {
+            SmcState::Init | SmcState::Listen => {}
+            _ => return Err(errno(b::EINVAL)),
+        }
+        clc(sock).listen(backlog)?;
+        st.state = SmcState::Listen;
+        Ok(())
+    }
+
+    fn shutdown(sock: &Sock<'_>, how: i32) -> Result {
+        clc(sock).shutdown(how)
+    }
+
+    fn setsockopt(sock: &Sock<'_>, level: i32, name: i32, val: SockoptIn<'_>) -> Result {
+        if level == b::SOL_SMC as i32 {
+            return match name as u32 {
+                b::SMC_LIMIT_HS => {
+                    let on = val.read_int()? != 0;
+                    sock.sk().lock().limit_handshakes = on;
+                    Ok(())
+                }
+                _ => Err(errno(b::ENOPROTOOPT)),
+            };
+        }
+        if level == b::SOL_SOCKET as i32 {
+            // Socket-level options describe the SMC socket (timeouts, buffer
+            // sizes, ...) and the connection the clcsock carries: set both.
+            val.apply_to_own(sock, name)?;
+        }
+        clc(sock).setsockopt(level, name, val)
+    }
+
+    fn getsockopt(sock: &Sock<'_>, level: i32, name: i32, out: SockoptOut<'_>) -> Result {
+        if level == b::SOL_SMC as i32 {
+            return match name as u32 {
+                b::SMC_LIMIT_HS => {
+                    let on = sock.sk().lock().limit_handshakes;
+                    out.write_int(i32::from(on))
+                }
+                _ => Err(errno(b::ENOPROTOOPT)),
+            };
+        }
+        clc(sock).getsockopt(level, name, out)
+    }
+
+    fn sendmsg(sock: &Sock<'_>, msg: MsgHdr<'_>, len: usize) -> Result<i32> {
+        clc(sock).sendmsg(msg, len)
+    }
+
+    fn recvmsg(sock: &Sock<'_>, msg: MsgHdr<'_>, len: usize, flags: i32) -> Result<i32> {
+        clc(sock).recvmsg(msg, len, flags)
+    }
+}

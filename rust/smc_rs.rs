@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! smc_rs: the AF_SMC socket family (Shared Memory Communications over RDMA,
+//! RFC 7609 and SMC-Rv2) in Rust.
+//!
+//! Loading the module registers protocol family 43. `socket(AF_SMC,
+//! SOCK_STREAM, 0)` then gives a socket with TCP semantics that negotiates
+//! SMC-R where it can and falls back to TCP where it cannot.
+
+use kernel::prelude::*;
+
+mod af_smc;
+mod sys;
+#[allow(unreachable_pub, dead_code)]
+mod wire;
+
+use sys::bindings;
+use sys::family::Registration;
+
+module! {
+    type: SmcRs,
+    name: "smc_rs",
+    author: "smc_rs developers",
+    description: "Shared Memory Communications over RDMA (AF_SMC) in Rust",
+    license: "GPL",
+    alias: ["net-pf-43"],
+}
+
+struct SmcRs {
+    _family: Registration<af_smc::SmcFamily>,
+}
+
+impl kernel::Module for SmcRs {
+    fn init(module: &'static ThisModule) -> Result<Self> {
+        let family = Registration::new(bindings::PF_SMC, c_str!("SMC"), module)?;
+        pr_info!("AF_SMC (family {}) registered\n", bindings::PF_SMC);
+        Ok(SmcRs { _family: family })
+    }
+}
+
+impl Drop for SmcRs {
+    fn drop(&mut self) {
+        pr_info!("AF_SMC unregistered\n");
+    }
+}

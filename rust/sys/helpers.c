@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * One-line wrappers around static inline functions and macros of the kernel
+ * that bindgen cannot turn into callable symbols. No logic lives here.
+ */
+#include <linux/file.h>
+#include <linux/poll.h>
+#include <linux/tcp.h>
+#include <net/sock.h>
+
+#include "smc_rs_helpers.h"
+
+struct sock *smc_rs_sk_alloc(struct net *net, int family, struct proto *prot,
+			     int kern)
+{
+	return sk_alloc(net, family, GFP_KERNEL, prot, kern);
+}
+
+void smc_rs_sock_hold(struct sock *sk)
+{
+	sock_hold(sk);
+}
+
+void smc_rs_sock_put(struct sock *sk)
+{
+	sock_put(sk);
+}
+
+void smc_rs_lock_sock(struct sock *sk)
+{
+	lock_sock(sk);
+}
+
+void smc_rs_sock_orphan(struct sock *sk)
+{
+	sock_orphan(sk);
+}
+
+void smc_rs_sock_set_flag(struct sock *sk, enum sock_flags flag)
+{
+	sock_set_flag(sk, flag);
+}
+
+struct net *smc_rs_sock_net(const struct sock *sk)
+{
+	return sock_net(sk);
+}
+
+static struct lock_class_key smc_rs_sk_key;
+static struct lock_class_key smc_rs_slock_key;
+
+void smc_rs_sock_lock_init_class(struct sock *sk)
+{
+	sock_lock_init_class_and_name(sk, "slock-AF_SMC", &smc_rs_slock_key,
+				      "sk_lock-AF_SMC", &smc_rs_sk_key);
+}
+
+void smc_rs_sock_poll_wait(struct file *file, struct socket *sock,
+			   poll_table *p)
+{
+	sock_poll_wait(file, sock, p);
+}
+
+void smc_rs_set_file_private(struct file *file, void *data)
+{
+	WRITE_ONCE(file->private_data, data);
+}
+
+void smc_rs_tcp_set_syn_smc(struct sock *sk, bool on)
+{
+	tcp_sk(sk)->syn_smc = on;
+}
+
+bool smc_rs_tcp_syn_smc(const struct sock *sk)
+{
+	return tcp_sk(sk)->syn_smc;
+}
+
+int smc_rs_copy_from_sockptr(void *dst, sockptr_t src, size_t size)
+{
+	return copy_from_sockptr(dst, src, size);
+}

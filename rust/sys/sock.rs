@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The AF_SMC `struct sock` and the protocol state that lives behind it.
+
+use super::bindings;
+use core::cell::UnsafeCell;
+use core::ops::{Deref, DerefMut};
+use core::ptr::addr_of_mut;
+use kernel::types::Opaque;
+
+/// The two halves of a protocol's per-socket state.
+pub(crate) trait SockState: 'static {
+    /// Fixed at creation or synchronised on its own; readable at any time.
+    type Shared: Send + Sync;
+    /// Only reachable under the socket lock.
+    type Locked: Send;
+}
+
+/// An AF_SMC `struct sock` followed by the protocol's per-socket state.
+///
+/// The protocol's `struct proto` has `obj_size == size_of::<SmcSk<S>>()`, so
+/// `sk_alloc` hands out memory for this whole type; `sk` must stay first.
+///
+/// # Invariants
+///
+/// Once a socket is published (it has a `struct socket` or is reachable from
+/// another socket), `shared` and `locked` are initialised; `locked` is only
+/// accessed under the socket lock (`lock_sock`), and both are dropped
+/// exclusively in `sk_destruct`.
+#[repr(C)]
+pub(crate) struct SmcSk<S: SockState> {
+    sk: Opaque<bindings::sock>,
+    shared: S::Shared,
+    locked: UnsafeCell<S::Locked>,
+}
+
+// SAFETY: `shared` is `Sync`, `locked` is only reached under the socket lock,
+// and the `struct sock` is designed for concurrent use.
+unsafe impl<S: SockState> Sync for SmcSk<S> {}
+
+impl<S: SockState> SmcSk<S> {
+    /// Borrows the `SmcSk` behind a raw `struct sock`.
+    ///
+    /// # Safety
+    ///
+    /// `sk` must have been allocated from the AF_SMC proto whose state type is
+    /// `S`, with its state initialised, and must stay alive for `'a`.
+    pub(crate) unsafe fn from_raw<'a>(sk: *mut bindings::sock) -> &'a Self {
+        // SAFETY: `SmcSk` is `repr(C)` with the `struct sock` first, so the
+        // pointers are the same; liveness for `'a` is the caller's promise.
+        unsafe { &*sk.cast::<Self>() }
+    }
+
+    /// The raw `struct sock`.
+    pub(crate) fn as_raw(&self) -> *mut bindings::sock {
+        self.sk.get()
+    }
+
+    /// Writes the initial state into a freshly allocated socket.
+    ///
+    /// # Safety
+    ///
+    /// `sk` must come from `sk_alloc` with the AF_SMC proto for state type `S`
+    /// and must not be reachable by anyone else yet.
+    pub(crate) unsafe fn init_state(sk: *mut bindings::sock, shared: S::Shared, locked: S::Locked) {
+        let this = sk.cast::<Self>();
+        // SAFETY: the object is `obj_size == size_of::<Self>()` bytes, so the
+        // fields are in bounds; nobody else can see them yet, so writing
+        // without dropping the (zeroed) previous content is correct.
+        unsafe {
+            addr_of_mut!((*this).shared).write(shared);
+            addr_of_mut!((*this).locked).write(UnsafeCell::new(locked));
+        }
+    }
+
+    /// Drops the state of a socket whose last reference is gone.
+    ///
+    /// # Safety
+    ///
+    /// Called once, from `sk_destruct`, on a socket whose state was
+    /// initialised; nobody can reach the socket any more.
+    pub(crate) unsafe fn drop_state(sk: *mut bindings::sock) {
+        let this = sk.cast::<Self>();
+        // SAFETY: the state was initialised (caller) and this is the only
+        // access left (the reference count reached zero).
+        unsafe {
+            core::ptr::drop_in_place(addr_of_mut!((*this).locked));
+            core::ptr::drop_in_place(addr_of_mut!((*this).shared));
+        }
+    }
+
+    /// The part of the state that needs no lock.
+    pub(crate) fn shared(&self) -> &S::Shared {
+        &self.shared
+    }
+
+    /// Takes the socket lock (may sleep) and gives exclusive access to the state.
+    pub(crate) fn lock(&self) -> SockGuard<'_, S> {
+        // SAFETY: `self` is a live socket (type invariant of a reference).
+        unsafe { bindings::smc_rs_lock_sock(self.as_raw()) };
+        SockGuard { sk: self }
+    }
+
+    /// Takes the socket lock of a listener, nested one level (children of
+    /// the listener take their own lock while it is held).
+    pub(crate) fn lock_nested(&self) -> SockGuard<'_, S> {
+        // SAFETY: `self` is a live socket.
+        unsafe {
+            bindings::lock_sock_nested(self.as_raw(), bindings::SINGLE_DEPTH_NESTING as _)
+        };
+        SockGuard { sk: self }
+    }
+
+    /// The network namespace the socket lives in.
+    pub(crate) fn net(&self) -> Net {
+        // SAFETY: a live socket always has a network namespace.
+        let net = unsafe { bindings::smc_rs_sock_net(self.as_raw()) };
+        // INVARIANT: the namespace of a live socket outlives the socket.
+        Net(net)
+    }
+
+    /// The protocol number the socket was created with.
+    pub(crate) fn protocol(&self) -> u16 {
+        // SAFETY: a plain read of a field set at creation.
+        unsafe { (*self.as_raw()).sk_protocol }
+    }
+
+    /// Sets `SOCK_DEAD`-style flags and shutdown bits when the socket goes away.
+    pub(crate) fn set_flag(&self, flag: bindings::sock_flags) {
+        // SAFETY: `sock_set_flag` is an atomic bit operation on a live socket.
+        unsafe { bindings::smc_rs_sock_set_flag(self.as_raw(), flag) };
+    }
+}
+
+/// A network namespace.
+///
+/// # Invariants
+///
+/// The pointer is a live namespace for as long as the value is used: it comes
+/// from a live socket or from the socket layer's `create` call.
+#[derive(Clone, Copy)]
+pub(crate) struct Net(*mut bindings::net);
+
+impl Net {
+    /// Wraps a namespace handed to us by the socket layer.
+    ///
+    /// # Safety
+    ///
+    /// `net` must be a live namespace for as long as the value is used.
+    pub(crate) unsafe fn from_raw(net: *mut bindings::net) -> Self {
+        Net(net)
+    }
+
+    /// The raw namespace pointer.
+    pub(crate) fn as_raw(self) -> *mut bindings::net {
+        self.0
+    }
+}
+
+/// Exclusive access to a socket's state while its socket lock is held.
+pub(crate) struct SockGuard<'a, S: SockState> {
+    sk: &'a SmcSk<S>,
+}
+
+impl<S: SockState> SockGuard<'_, S> {
+    /// The socket whose lock this is.
+    pub(crate) fn sk(&self) -> &SmcSk<S> {
+        self.sk
+    }
+}
+
+impl<S: SockState> Deref for SockGuard<'_, S> {
+    type Target = S::Locked;
+
+    fn deref(&self) -> &S::Locked {
+        // SAFETY: the socket lock is held for the guard's lifetime, which by
+        // the `SmcSk` invariant gives exclusive access to the locked state.
+        unsafe { &*self.sk.locked.get() }
+    }
+}
+
+impl<S: SockState> DerefMut for SockGuard<'_, S> {
+    fn deref_mut(&mut self) -> &mut S::Locked {
+        // SAFETY: as in `deref`; `&mut self` makes this the only borrow.
+        unsafe { &mut *self.sk.locked.get() }
+    }
+}
+
+impl<S: SockState> Drop for SockGuard<'_, S> {
+    fn drop(&mut self) {
+        // SAFETY: the lock was taken when the guard was made.
+        unsafe { bindings::release_sock(self.sk.as_raw()) };
+    }
+}

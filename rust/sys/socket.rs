@@ -1,0 +1,441 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Sockets: the internal TCP socket (the clcsock) every SMC socket owns, the
+//! user-facing `struct socket` our `proto_ops` are called with, and the
+//! arguments those calls carry, which are only ever passed through.
+
+use super::bindings;
+use super::sock::{Net, SmcSk, SockState};
+use core::ffi::{c_char, c_int, c_uint, c_ulong};
+use core::marker::PhantomData;
+use core::ptr::{null_mut, NonNull};
+use kernel::error::{to_result, Error, Result};
+use kernel::uaccess::UserSlice;
+
+/// Makes an [`Error`] from one of the positive errno constants of the bindings.
+pub(crate) fn errno(code: u32) -> Error {
+    // `code` is a small positive errno constant, so the negation is in range.
+    Error::from_errno(-(code as c_int))
+}
+
+/// Turns the return value of a socket call into a `Result`, keeping
+/// non-negative values (byte counts, lengths, poll masks).
+fn to_count(ret: c_int) -> Result<i32> {
+    if ret < 0 {
+        Err(Error::from_errno(ret))
+    } else {
+        Ok(ret)
+    }
+}
+
+/// An address the socket layer copied into the kernel for `bind`/`connect`.
+#[derive(Clone, Copy)]
+pub(crate) struct SockAddr<'a> {
+    ptr: *mut bindings::sockaddr,
+    len: c_int,
+    _call: PhantomData<&'a ()>,
+}
+
+impl SockAddr<'_> {
+    /// The address family, if the address is long enough to have one.
+    pub(crate) fn family(&self) -> Option<u16> {
+        if self.ptr.is_null() || (self.len as usize) < core::mem::size_of::<u16>() {
+            return None;
+        }
+        // SAFETY: the socket layer guarantees `len` readable bytes at `ptr`
+        // (a `sockaddr_storage` copied from user space), checked above to
+        // cover the family field.
+        Some(unsafe { (*self.ptr).sa_family })
+    }
+
+    /// The length of the address in bytes.
+    pub(crate) fn len(&self) -> usize {
+        self.len.max(0) as usize
+    }
+}
+
+/// Where `getname` writes an address (a kernel `sockaddr_storage`).
+pub(crate) struct SockAddrOut<'a> {
+    ptr: *mut bindings::sockaddr,
+    _call: PhantomData<&'a mut ()>,
+}
+
+/// The message of a `sendmsg`/`recvmsg` call, passed through untouched.
+pub(crate) struct MsgHdr<'a> {
+    ptr: *mut bindings::msghdr,
+    _call: PhantomData<&'a mut ()>,
+}
+
+impl MsgHdr<'_> {
+    /// The `MSG_*` flags the message was sent with.
+    pub(crate) fn flags(&self) -> u32 {
+        // SAFETY: `ptr` is the live msghdr of the current call.
+        unsafe { (*self.ptr).msg_flags as u32 }
+    }
+}
+
+/// The file and poll table of a `poll` call.
+pub(crate) struct PollTable<'a> {
+    file: *mut bindings::file,
+    wait: *mut bindings::poll_table_struct,
+    _call: PhantomData<&'a mut ()>,
+}
+
+/// The option value of a `setsockopt` call (user or kernel memory).
+#[derive(Clone, Copy)]
+pub(crate) struct SockoptIn<'a> {
+    val: bindings::sockptr_t,
+    len: c_uint,
+    _call: PhantomData<&'a ()>,
+}
+
+/// The user buffers of a `getsockopt` call.
+pub(crate) struct SockoptOut<'a> {
+    val: *mut c_char,
+    len: *mut c_int,
+    _call: PhantomData<&'a mut ()>,
+}
+
+/// An in-kernel TCP socket owned by smc_rs (the clcsock).
+///
+/// # Invariants
+///
+/// `sock` is a live socket with non-null `ops` and `sk`, owned by this value
+/// and released exactly once, in `drop`. Its `file` is NULL whenever it is
+/// released.
+pub(crate) struct KernelSocket {
+    sock: NonNull<bindings::socket>,
+}
+
+// SAFETY: a `struct socket` may be used and released from any thread; the
+// socket layer does its own locking.
+unsafe impl Send for KernelSocket {}
+// SAFETY: all methods take `&self` and call socket functions that are safe to
+// call concurrently (each takes the TCP socket lock itself).
+unsafe impl Sync for KernelSocket {}
+
+impl KernelSocket {
+    /// Creates a TCP socket of `family` (`AF_INET` or `AF_INET6`) in `net`.
+    pub(crate) fn new_tcp(net: Net, family: u32) -> Result<Self> {
+        let mut res: *mut bindings::socket = null_mut();
+        // SAFETY: `net` is live (invariant of `Net`); `res` is a valid out pointer.
+        to_result(unsafe {
+            bindings::sock_create_kern(
+                net.as_raw(),
+                family as c_int,
+                bindings::sock_type_SOCK_STREAM as c_int,
+                bindings::IPPROTO_TCP as c_int,
+                &mut res,
+            )
+        })?;
+        let sock = NonNull::new(res).ok_or_else(|| errno(bindings::ENOMEM))?;
+        // SAFETY: a socket fresh from `sock_create_kern` has a live `sk`. Its
+        // TCP timers may run after we release it, so it must pin the namespace
+        // like a user socket does.
+        unsafe { bindings::sk_net_refcnt_upgrade((*res).sk) };
+        // INVARIANT: created above, `file` is NULL, owned from here on.
+        Ok(Self { sock })
+    }
+
+    fn raw(&self) -> *mut bindings::socket {
+        self.sock.as_ptr()
+    }
+
+    fn ops(&self) -> &bindings::proto_ops {
+        // SAFETY: `ops` of a live socket is non-null and static (invariant).
+        unsafe { &*(*self.raw()).ops }
+    }
+
+    /// The TCP `struct sock` (for the socket diagnostics and TCP options).
+    pub(crate) fn sk_raw(&self) -> *mut bindings::sock {
+        // SAFETY: a live socket's `sk` is set (invariant).
+        unsafe { (*self.raw()).sk }
+    }
+
+    /// Asks TCP to carry the SMC experimental option on the SYN or SYN-ACK.
+    pub(crate) fn set_syn_smc(&self, on: bool) {
+        // SAFETY: `sk` is a live TCP socket; the flag is only read by TCP when
+        // it builds or parses a SYN, which has not happened yet.
+        unsafe { bindings::smc_rs_tcp_set_syn_smc(self.sk_raw(), on) };
+    }
+
+    /// Whether the peer answered with the SMC option (valid once connected).
+    pub(crate) fn syn_smc(&self) -> bool {
+        // SAFETY: `sk` is a live TCP socket.
+        unsafe { bindings::smc_rs_tcp_syn_smc(self.sk_raw()) }
+    }
+
+    /// `bind(2)`.
+    pub(crate) fn bind(&self, addr: SockAddr<'_>) -> Result {
+        let f = self.ops().bind.ok_or_else(|| errno(bindings::EOPNOTSUPP))?;
+        // SAFETY: live socket; `addr` is the caller's kernel copy of the address.
+        to_result(unsafe { f(self.raw(), addr.ptr, addr.len) })
+    }
+
+    /// `connect(2)`; `flags` are the file flags (`O_NONBLOCK`).
+    pub(crate) fn connect(&self, addr: SockAddr<'_>, flags: i32) -> Result {
+        let f = self.ops().connect.ok_or_else(|| errno(bindings::EOPNOTSUPP))?;
+        // SAFETY: as in `bind`.
+        to_result(unsafe { f(self.raw(), addr.ptr, addr.len, flags) })
+    }
+
+    /// `listen(2)`.
+    pub(crate) fn listen(&self, backlog: i32) -> Result {
+        // SAFETY: live socket.
+        to_result(unsafe { bindings::kernel_listen(self.raw(), backlog) })
+    }
+
+    /// `accept(2)`: waits (unless `flags` has `O_NONBLOCK`) for a connection.
+    pub(crate) fn accept(&self, flags: i32) -> Result<KernelSocket> {
+        let mut new: *mut bindings::socket = null_mut();
+        // SAFETY: live listening socket; `new` is a valid out pointer.
+        to_result(unsafe { bindings::kernel_accept(self.raw(), &mut new, flags) })?;
+        let sock = NonNull::new(new).ok_or_else(|| errno(bindings::ENOMEM))?;
+        // INVARIANT: `kernel_accept` returned a live socket with `ops` and
+        // `sk` set and no file; we own it.
+        Ok(KernelSocket { sock })
+    }
+
+    /// `getsockname(2)` / `getpeername(2)`; returns the address length.
+    pub(crate) fn getname(&self, out: SockAddrOut<'_>, peer: bool) -> Result<i32> {
+        let f = self.ops().getname.ok_or_else(|| errno(bindings::EOPNOTSUPP))?;
+        // SAFETY: live socket; `out` is a kernel `sockaddr_storage`.
+        to_count(unsafe { f(self.raw(), out.ptr, peer as c_int) })
+    }
+
+    /// `poll(2)` on this socket for the SMC socket's file: waiters are queued
+    /// on this socket's wait queue.
+    pub(crate) fn poll(&self, pt: PollTable<'_>) -> u32 {
+        match self.ops().poll {
+            // SAFETY: live socket; file and table come from the current poll call.
+            Some(f) => unsafe { f(pt.file, self.raw(), pt.wait) },
+            None => 0,
+        }
+    }
+
+    /// `ioctl(2)`.
+    pub(crate) fn ioctl(&self, cmd: u32, arg: usize) -> Result<i32> {
+        let f = self.ops().ioctl.ok_or_else(|| errno(bindings::ENOIOCTLCMD))?;
+        // SAFETY: live socket; `arg` is the caller's untouched ioctl argument.
+        to_count(unsafe { f(self.raw(), cmd as c_uint, arg as c_ulong) })
+    }
+
+    /// `shutdown(2)`.
+    pub(crate) fn shutdown(&self, how: i32) -> Result {
+        let f = self.ops().shutdown.ok_or_else(|| errno(bindings::EOPNOTSUPP))?;
+        // SAFETY: live socket.
+        to_result(unsafe { f(self.raw(), how) })
+    }
+
+    /// `setsockopt(2)` at any level, `SOL_SOCKET` included.
+    pub(crate) fn setsockopt(&self, level: i32, name: i32, val: SockoptIn<'_>) -> Result {
+        if level == bindings::SOL_SOCKET as i32 {
+            // SAFETY: live socket; `val` describes the caller's option buffer.
+            return to_result(unsafe {
+                bindings::sock_setsockopt(self.raw(), level, name, val.val, val.len)
+            });
+        }
+        let f = self.ops().setsockopt.ok_or_else(|| errno(bindings::EOPNOTSUPP))?;
+        // SAFETY: as above.
+        to_result(unsafe { f(self.raw(), level, name, val.val, val.len) })
+    }
+
+    /// `getsockopt(2)` at a level other than `SOL_SOCKET`.
+    pub(crate) fn getsockopt(&self, level: i32, name: i32, out: SockoptOut<'_>) -> Result {
+        let f = self.ops().getsockopt.ok_or_else(|| errno(bindings::EOPNOTSUPP))?;
+        // SAFETY: live socket; `out` holds the caller's user pointers.
+        to_result(unsafe { f(self.raw(), level, name, out.val, out.len) })
+    }
+
+    /// `sendmsg(2)`; returns the bytes queued.
+    pub(crate) fn sendmsg(&self, msg: MsgHdr<'_>, len: usize) -> Result<i32> {
+        let f = self.ops().sendmsg.ok_or_else(|| errno(bindings::EOPNOTSUPP))?;
+        // SAFETY: live socket; `msg` is the current call's message.
+        to_count(unsafe { f(self.raw(), msg.ptr, len) })
+    }
+
+    /// `recvmsg(2)`; returns the bytes received.
+    pub(crate) fn recvmsg(&self, msg: MsgHdr<'_>, len: usize, flags: i32) -> Result<i32> {
+        let f = self.ops().recvmsg.ok_or_else(|| errno(bindings::EOPNOTSUPP))?;
+        // SAFETY: as in `sendmsg`.
+        to_count(unsafe { f(self.raw(), msg.ptr, len, flags) })
+    }
+}
+
+impl Drop for KernelSocket {
+    fn drop(&mut self) {
+        // SAFETY: owned live socket, released once (invariant); its `file` is
+        // NULL (invariant), so `sock_release` frees the inode too.
+        unsafe { bindings::sock_release(self.raw()) };
+    }
+}
+
+/// The user-facing `struct socket` of an SMC socket, borrowed for one call of
+/// a `proto_ops` callback.
+///
+/// # Invariants
+///
+/// `raw` is live for `'a` and `raw->sk` is a live `SmcSk<S>` with initialised state.
+pub(crate) struct Socket<'a, S: SockState> {
+    raw: *mut bindings::socket,
+    _sk: PhantomData<&'a SmcSk<S>>,
+}
+
+impl<'a, S: SockState> Socket<'a, S> {
+    /// # Safety
+    ///
+    /// `raw` must satisfy the type invariant for `'a`.
+    pub(crate) unsafe fn from_raw(raw: *mut bindings::socket) -> Self {
+        Socket { raw, _sk: PhantomData }
+    }
+
+    /// The SMC `struct sock` behind this socket.
+    pub(crate) fn sk(&self) -> &'a SmcSk<S> {
+        // SAFETY: by the type invariant `raw->sk` is a live `SmcSk<S>` for `'a`.
+        unsafe { SmcSk::from_raw((*self.raw).sk) }
+    }
+
+    /// The socket type (`SOCK_STREAM`, ...).
+    pub(crate) fn kind(&self) -> i16 {
+        // SAFETY: a plain read of a field set at creation.
+        unsafe { (*self.raw).type_ as i16 }
+    }
+
+    /// The file flags relevant to blocking calls (`O_NONBLOCK`), 0 without a file.
+    pub(crate) fn file_flags(&self) -> i32 {
+        // SAFETY: `file` is NULL or the live file holding this socket.
+        unsafe {
+            let file = (*self.raw).file;
+            if file.is_null() {
+                0
+            } else {
+                (*file).f_flags as i32
+            }
+        }
+    }
+
+    /// Marks the socket connected (`SS_CONNECTED`), as `getpeername` expects.
+    pub(crate) fn set_connected(&self) {
+        // SAFETY: `state` is only written by the owning protocol, in process
+        // context, under the socket lock held by our caller.
+        unsafe { (*self.raw).state = bindings::socket_state_SS_CONNECTED };
+    }
+
+    /// Routes every later system call on this socket's file straight to
+    /// `clc`, the TCP fallback: the file's private data becomes the TCP
+    /// socket, whose wait queue already holds every waiter (our `poll` queues
+    /// on it). `release` still reaches us through the inode and undoes this.
+    /// Returns false when the socket has no file (not yet accepted).
+    pub(crate) fn redirect_file_to(&self, clc: &KernelSocket) -> bool {
+        // SAFETY: `raw` is live; `file` is NULL or the live file that holds it.
+        // The TCP socket is owned by this SMC socket and outlives the
+        // redirection: `release` restores the file before it releases `clc`.
+        unsafe {
+            let file = (*self.raw).file;
+            if file.is_null() {
+                return false;
+            }
+            let tcp = clc.raw();
+            (*tcp).file = file;
+            (*tcp).wq.fasync_list = (*self.raw).wq.fasync_list;
+            (*self.raw).wq.fasync_list = null_mut();
+            bindings::smc_rs_set_file_private(file, tcp.cast());
+        }
+        true
+    }
+}
+
+/// A `struct socket` the socket layer allocated for `accept`, still without a
+/// `struct sock`; [`super::family`] installs one.
+pub(crate) struct NewSocket<'a> {
+    pub(super) raw: *mut bindings::socket,
+    _call: PhantomData<&'a mut ()>,
+}
+
+/// Builders for the per-call argument wrappers, used by the `proto_ops`
+/// trampolines only.
+impl<'a> SockAddr<'a> {
+    pub(super) fn new(ptr: *mut bindings::sockaddr, len: c_int) -> Self {
+        SockAddr { ptr, len, _call: PhantomData }
+    }
+}
+
+impl<'a> SockAddrOut<'a> {
+    pub(super) fn new(ptr: *mut bindings::sockaddr) -> Self {
+        SockAddrOut { ptr, _call: PhantomData }
+    }
+}
+
+impl<'a> MsgHdr<'a> {
+    pub(super) fn new(ptr: *mut bindings::msghdr) -> Self {
+        MsgHdr { ptr, _call: PhantomData }
+    }
+}
+
+impl<'a> PollTable<'a> {
+    pub(super) fn new(file: *mut bindings::file, wait: *mut bindings::poll_table_struct) -> Self {
+        PollTable { file, wait, _call: PhantomData }
+    }
+
+    /// Queues the caller on `sock`'s own wait queue (for states in which no
+    /// TCP socket can wake it).
+    pub(crate) fn wait_on<S: SockState>(&self, sock: &Socket<'_, S>) {
+        // SAFETY: file, socket and table all belong to the current poll call.
+        unsafe { bindings::smc_rs_sock_poll_wait(self.file, sock.raw, self.wait) };
+    }
+}
+
+impl<'a> SockoptIn<'a> {
+    pub(super) fn new(val: bindings::sockptr_t, len: c_uint) -> Self {
+        SockoptIn { val, len, _call: PhantomData }
+    }
+
+    /// Applies a `SOL_SOCKET` option to the SMC socket itself.
+    pub(crate) fn apply_to_own<S: SockState>(self, sock: &Socket<'_, S>, name: i32) -> Result {
+        // SAFETY: live socket of the current call; `val` is the call's buffer.
+        to_result(unsafe {
+            bindings::sock_setsockopt(sock.raw, bindings::SOL_SOCKET as c_int, name, self.val, self.len)
+        })
+    }
+
+    /// Reads an `int` option value, as `setsockopt` handlers do.
+    pub(crate) fn read_int(self) -> Result<i32> {
+        if (self.len as usize) < core::mem::size_of::<c_int>() {
+            return Err(errno(bindings::EINVAL));
+        }
+        let mut v: c_int = 0;
+        // SAFETY: `v` is a valid destination of `size_of::<c_int>()` bytes and
+        // `copy_from_sockptr` checks the (user or kernel) source itself.
+        let left = unsafe {
+            bindings::smc_rs_copy_from_sockptr((&mut v as *mut c_int).cast(), self.val, core::mem::size_of::<c_int>())
+        };
+        if left != 0 {
+            return Err(errno(bindings::EFAULT));
+        }
+        Ok(v)
+    }
+}
+
+impl<'a> SockoptOut<'a> {
+    pub(super) fn new(val: *mut c_char, len: *mut c_int) -> Self {
+        SockoptOut { val, len, _call: PhantomData }
+    }
+
+    /// Writes an `int` option value back to user space, as `getsockopt` does.
+    pub(crate) fn write_int(self, v: i32) -> Result {
+        const INT: usize = core::mem::size_of::<c_int>();
+        let len: i32 = UserSlice::new(self.len as usize, INT).reader().read()?;
+        if len < 0 {
+            return Err(errno(bindings::EINVAL));
+        }
+        let len = (len as usize).min(INT);
+        UserSlice::new(self.len as usize, INT).writer().write(&(len as i32))?;
+        UserSlice::new(self.val as usize, len).writer().write_slice(&v.to_ne_bytes()[..len])
+    }
+}
+
+impl<'a> NewSocket<'a> {
+    pub(super) fn new(raw: *mut bindings::socket) -> Self {
+        NewSocket { raw, _call: PhantomData }
+    }
+}

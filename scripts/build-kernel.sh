@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build (once) the Rust-enabled debug kernel that smc_rs is built against and
+# tested on. The tree is cached outside the repository, keyed by the Debian
+# kernel source version and the content of .config.fragment; a warm cache
+# returns at once. Prints the kernel tree's path on stdout.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(dirname "$here")
+. "$here/lib.sh"
+
+check_toolchain
+
+src_version=$(dpkg-query -W -f='${Version}' "linux-source-$KERNEL_SERIES")
+key=$(cat "$top/.config.fragment" "$here/kernel-config.sh" | sha256sum | cut -c1-12)
+kdir="$SMC_CACHE/linux-$src_version-$key"
+
+if [ -f "$kdir/.smc_rs_built" ]; then
+	echo "$kdir"
+	exit 0
+fi
+
+export PATH=$(kernel_path)
+jobs=$(nproc)
+tmp="$kdir.partial"
+
+if [ ! -f "$tmp/.smc_rs_configured" ]; then
+	rm -rf "$tmp"
+	mkdir -p "$tmp"
+	log "extracting linux-source-$KERNEL_SERIES $src_version"
+	tar -xJf "/usr/src/linux-source-$KERNEL_SERIES.tar.xz" -C "$tmp" --strip-components=1
+	log "configuring (virtme-ng base + .config.fragment)"
+	(cd "$tmp" && bash "$here/kernel-config.sh" "$top/.config.fragment") 2>&1 | { grep -v "warning: override" || true; } >&2
+	touch "$tmp/.smc_rs_configured"
+fi
+
+log "building kernel in $tmp with $jobs jobs (a cold build takes 20-30 minutes)"
+start=$(date +%s)
+# Progress: one line per 500 objects instead of the full make output.
+make -C "$tmp" -j"$jobs" 2>&1 | tee "$tmp/build.log" |
+	awk '/^  (CC|RUSTC|LD|AR)/ { n++; if (n % 500 == 0) { printf "[kernel build] %d objects\n", n; fflush() } }
+	     /error:|Error [0-9]/ { print; fflush() }' >&2
+[ "${PIPESTATUS[0]}" -eq 0 ] || die "kernel build failed, see $tmp/build.log"
+log "kernel built in $(( $(date +%s) - start )) s"
+
+touch "$tmp/.smc_rs_built"
+rm -rf "$kdir"
+mv "$tmp" "$kdir"
+# Older trees with the same source version but another fragment are stale.
+for old in "$SMC_CACHE"/linux-*; do
+	[ "$old" = "$kdir" ] || [ ! -d "$old" ] || { log "removing stale $old"; rm -rf "$old"; }
+done
+echo "$kdir"

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The whole test suite: host-side unit tests of the wire crate, the module
+# build, then the kselftests in one VM and in a pair of linked VMs (debug
+# kernel; any kernel splat fails the run). Prints TAP and ends with the line
+# "N passed, N failed, N skipped". Exit status 0 only when nothing failed.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(dirname "$here")
+. "$here/lib.sh"
+
+out=${SMC_TEST_OUT:-$(mktemp -d /tmp/smc_rs-test.XXXXXX)}
+mkdir -p "$out"
+n=0 passed=0 failed=0 skipped=0
+
+# record LINE: one TAP result ("ok - name", "not ok - name", "... # SKIP why").
+record() {
+	local line=$1
+	n=$((n + 1))
+	case "$line" in
+	"ok - "*"# SKIP"*) skipped=$((skipped + 1)); echo "ok $n - ${line#ok - }" ;;
+	"ok - "*) passed=$((passed + 1)); echo "ok $n - ${line#ok - }" ;;
+	*) failed=$((failed + 1)); echo "not ok $n - ${line#not ok - }" ;;
+	esac
+}
+
+# check NAME COMMAND...: runs a host step, records its result, output to a log.
+check() {
+	local name=$1 logf
+	shift
+	logf=$out/$(echo "$name" | tr -c 'a-zA-Z0-9\n' '_').log
+	if "$@" >"$logf" 2>&1; then
+		record "ok - $name"
+	else
+		record "not ok - $name"
+		sed 's/^/# /' "$logf" | tail -n 30
+		return 1
+	fi
+}
+
+collect() {
+	local f
+	for f in "$1"/tap-*.txt; do
+		[ -f "$f" ] || continue
+		while IFS= read -r line; do
+			case "$line" in "ok - "* | "not ok - "*) record "$line" ;; esac
+		done <"$f"
+	done
+}
+
+finish() {
+	echo "1..$n"
+	echo "# logs: $out"
+	echo "$passed passed, $failed failed, $skipped skipped"
+	[ "$failed" -eq 0 ]
+	exit
+}
+
+echo "TAP version 13"
+
+# 1. Host-side unit tests of the wire formats.
+if (cd "$top/wire" && cargo test --color never >"$out/cargo-test.log" 2>&1); then :; else
+	grep -q '^test .* \.\.\. ' "$out/cargo-test.log" || record "not ok - host: cargo test builds"
+fi
+while read -r _ name _ status; do
+	case "$status" in
+	ok) record "ok - host: $name" ;;
+	ignored) record "ok - host: $name # SKIP ignored" ;;
+	*) record "not ok - host: $name" ;;
+	esac
+done < <(grep -E '^test .* \.\.\. (ok|FAILED|ignored)' "$out/cargo-test.log")
+
+# 2. Kernel (cached), module and test programs.
+kdir=$("$here/build-kernel.sh" 2>"$out/kernel-build.log") || {
+	record "not ok - kernel builds"
+	tail -n 30 "$out/kernel-build.log" | sed 's/^/# /'
+	finish
+}
+check "smc_rs.ko builds against $(basename "$kdir")" make -C "$top" --no-print-directory modules KDIR="$kdir" || finish
+check "selftest programs build" make -C "$top/selftests" --no-print-directory || finish
+
+# 3. One VM: load/unload, family ownership, loopback echo, unload safety.
+vm_run() {
+	local name=$1 dir=$out/$1
+	shift
+	mkdir -p "$dir"
+	if SMC_VM_OUT=$dir "$here/vm.sh" "$@" >"$dir/vm.out" 2>&1; then
+		record "ok - $name VM run: commands finished, no kernel splat"
+	else
+		record "not ok - $name VM run: commands finished, no kernel splat"
+		sed 's/^/# /' "$dir/vm.out" | tail -n 20
+		for f in "$dir"/vm*.log; do
+			"$here/splat-check.sh" "$f" | head -n 20 | sed 's/^/# splat: /'
+		done
+	fi
+	collect "$dir"
+}
+
+vm_run single single smc_rs "$top/selftests/smc_rs_single.sh"
+# 4. Two VMs: smc_rs on VM 1, upstream smc.ko on VM 2, both directions.
+vm_run pair pair smc_rs "$top/selftests/smc_rs_pair.sh" upstream "$top/selftests/smc_rs_pair.sh"
+
+finish

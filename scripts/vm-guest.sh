@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Runs inside a test VM (see vm.sh): brings up the link and its rxe device,
+# loads the chosen SMC module, runs the command, and leaves the command's exit
+# status, the kernel log and a kmemleak report in the shared output folder.
+#
+#   vm-guest.sh N MOD OUT CMD
+set -u
+n=$1 mod=$2 out=$3 cmd=$4
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(dirname "$here")
+
+export SMC_VM=$n SMC_OUT=$out SMC_TOP=$top
+export PATH=$top/selftests:$top/selftests/tools:$PATH
+
+mount -t debugfs none /sys/kernel/debug 2>/dev/null
+ip link set lo up
+if ip link show eth0 >/dev/null 2>&1; then
+	ip link set eth0 up
+	ip addr add "10.10.0.$n/24" dev eth0
+	ip -6 addr add "fd00::$n/64" dev eth0 nodad
+	rdma link add rxe0 type rxe netdev eth0
+fi
+
+ueid=SMC-RS-TESTBED
+case "$mod" in
+smc_rs)
+	insmod "$top/smc_rs.ko" || { echo 1 >"$out/vm$n.rc"; exit 1; }
+	;;
+upstream)
+	modprobe smc && modprobe smc_diag &&
+		"$top/selftests/tools/smc_ueid" add "$ueid" ||
+		{ echo 1 >"$out/vm$n.rc"; exit 1; }
+	;;
+none) ;;
+*) echo "unknown module choice '$mod'" >&2; echo 1 >"$out/vm$n.rc"; exit 1 ;;
+esac
+
+# Leaks from boot are not ours: forget them before the command runs.
+[ -w /sys/kernel/debug/kmemleak ] && echo clear >/sys/kernel/debug/kmemleak
+touch "$out/vm$n.ready"
+
+bash -c "$cmd"
+rc=$?
+
+dmesg >"$out/vm$n.dmesg"
+echo "$rc" >"$out/vm$n.rc"
+exit 0

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boot one VM, or two VMs joined by a virtual Ethernet link, on the cached
+# kernel and run a command in each.
+#
+#   vm.sh single MOD CMD
+#   vm.sh pair MOD1 CMD1 MOD2 CMD2
+#
+# MOD is smc_rs (this repository's module), upstream (the kernel's smc.ko,
+# with a UEID set so SMC-Rv2 can work over rxe) or none. Each VM gets an rxe
+# device on eth0; VM n has address 10.10.0.n/24 and fd00::n/64.
+#
+# Results land in $SMC_VM_OUT (default: a fresh temporary directory), which
+# the guests see read-write: vmN.log (console), vmN.dmesg, vmN.rc, plus
+# whatever the commands write to $SMC_OUT. Exit status: 0 when every command
+# succeeded and no guest printed a kernel splat.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(dirname "$here")
+. "$here/lib.sh"
+
+mode=${1:?usage: vm.sh single MOD CMD | pair MOD1 CMD1 MOD2 CMD2}
+kdir=$("$here/build-kernel.sh")
+out=${SMC_VM_OUT:-$(mktemp -d /tmp/smc_rs-vm.XXXXXX)}
+mkdir -p "$out"
+rm -f "$out"/vm*.rc "$out"/vm*.ready "$out"/vm*.dmesg "$out"/vm*.log "$out"/link.sock
+timeout_s=${SMC_VM_TIMEOUT:-900}
+accel=--disable-kvm
+[ "${SMC_VM_KVM:-0}" = 1 ] && accel=
+
+# start_vm N MOD CMD [QEMU_NET_OPTS]: boots VM N in the background.
+start_vm() {
+	local n=$1 mod=$2 cmd=$3 net=${4:-} cpus=${5:-1}
+	local -a args=(--run "$kdir" $accel --cpus "$cpus" --memory 2G --verbose
+		--rodir "$top" --rwdir "$out"
+		--exec "bash $here/vm-guest.sh $n '$mod' '$out' $(printf '%q' "$cmd")")
+	[ -n "$net" ] && args+=("--qemu-opts=$net")
+	# vng refuses to run without a terminal-less stdin in some versions.
+	PATH=$(kernel_path) timeout "$timeout_s" vng "${args[@]}" </dev/null >"$out/vm$n.log" 2>&1 &
+	echo $!
+}
+
+finish() {
+	local n=$1 pid=$2 rc=0
+	wait "$pid" || true
+	[ -f "$out/vm$n.rc" ] && rc=$(cat "$out/vm$n.rc") || rc=124
+	if [ ! -f "$out/vm$n.rc" ]; then
+		log "VM $n did not finish its command (timeout or crash); see $out/vm$n.log"
+	fi
+	if ! "$here/splat-check.sh" "$out/vm$n.log"; then
+		log "VM $n printed a kernel splat; see $out/vm$n.log"
+		[ "$rc" -ne 0 ] || rc=1
+	fi
+	return "$rc"
+}
+
+case "$mode" in
+single)
+	log "booting VM 1 (module: ${2:-smc_rs})"
+	pid=$(start_vm 1 "${2:-smc_rs}" "$3" "" 2)
+	finish 1 "$pid"
+	;;
+pair)
+	sock=$out/link.sock
+	mac1=52:54:00:5c:00:01
+	mac2=52:54:00:5c:00:02
+	log "booting VM 1 (module: ${2:-smc_rs}) and VM 2 (module: ${4:-smc_rs})"
+	pid1=$(start_vm 1 "${2:-smc_rs}" "$3" \
+		"-netdev stream,id=l0,server=on,addr.type=unix,addr.path=$sock -device virtio-net-pci,netdev=l0,mac=$mac1")
+	for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
+	[ -S "$sock" ] || die "VM 1 did not open the link socket"
+	pid2=$(start_vm 2 "${4:-smc_rs}" "$5" \
+		"-netdev stream,id=l0,server=off,addr.type=unix,addr.path=$sock -device virtio-net-pci,netdev=l0,mac=$mac2")
+	rc1=0; rc2=0
+	finish 1 "$pid1" || rc1=$?
+	finish 2 "$pid2" || rc2=$?
+	[ "$rc1" -eq 0 ] && [ "$rc2" -eq 0 ]
+	;;
+*)
+	die "unknown mode $mode"
+	;;
+esac

@@ -1,0 +1,40 @@
+# SPDX-License-Identifier: GPL-2.0
+# Helpers for the tests that run inside the VMs. Sourced, not run.
+#
+# Each test script writes TAP result lines ("ok - NAME" / "not ok - NAME")
+# to $SMC_OUT/tap-<script>-vm<N>.txt; the host runner numbers and counts them.
+
+: "${SMC_OUT:?run inside the VM bed (make check)}"
+: "${SMC_VM:=1}"
+TAP_FILE=$SMC_OUT/tap-$(basename "$0" .sh)-vm$SMC_VM.txt
+: >"$TAP_FILE"
+LOG_FILE=$SMC_OUT/log-$(basename "$0" .sh)-vm$SMC_VM.txt
+: >"$LOG_FILE"
+
+# run_test NAME FUNCTION [ARGS...]: runs FUNCTION, records ok/not ok.
+run_test() {
+	local name=$1
+	shift
+	echo "### $name" >>"$LOG_FILE"
+	if "$@" >>"$LOG_FILE" 2>&1; then
+		echo "ok - $name" | tee -a "$TAP_FILE"
+	else
+		echo "not ok - $name" | tee -a "$TAP_FILE"
+	fi
+}
+
+# skip_test NAME REASON
+skip_test() {
+	echo "ok - $1 # SKIP $2" | tee -a "$TAP_FILE"
+}
+
+# echo_pair SERVER_FAMILY CLIENT_FAMILY BIND CONNECT PORT SIZE [CONNS]:
+# a local server and client, both must succeed.
+echo_pair() {
+	local sfam=$1 cfam=$2 bind=$3 addr=$4 port=$5 size=$6 conns=${7:-1} spid rc=0
+	timeout 300 smc_echo server -f "$sfam" -b "$bind" -p "$port" -n "$conns" &
+	spid=$!
+	timeout 300 smc_echo client -f "$cfam" -a "$addr" -p "$port" -s "$size" -n "$conns" || rc=1
+	wait "$spid" || rc=1
+	return $rc
+}

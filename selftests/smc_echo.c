@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Echo test over AF_SMC, AF_INET or AF_INET6 stream sockets.
+ *
+ *   smc_echo server -f FAMILY -p PORT [-b ADDR] [-n CONNS]
+ *   smc_echo client -f FAMILY -a ADDR -p PORT [-s BYTES] [-n CONNS] [-w SECS]
+ *   smc_echo hold -f FAMILY -p PORT
+ *   smc_echo probe
+ *
+ * FAMILY: smc (AF_SMC, IPv4), smc6 (AF_SMC, SMCPROTO_SMC6), inet, inet6,
+ * ipproto-smc (AF_INET with IPPROTO_SMC). The client sends an 8-byte length
+ * and that many random bytes on each of CONNS concurrent connections; the
+ * server echoes every byte back; the client checks the echo byte for byte
+ * and prints an FNV-1a checksum of the payload. Exit status 0 on success.
+ * "hold" keeps a listening socket open until stdin is closed or a signal
+ * arrives (for unload tests). "probe" checks that AF_SMC refuses socket
+ * types and protocols it does not implement, with upstream's errno values.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef AF_SMC
+#define AF_SMC 43
+#endif
+#define SMCPROTO_SMC 0
+#define SMCPROTO_SMC6 1
+#ifndef IPPROTO_SMC
+#define IPPROTO_SMC 256
+#endif
+
+struct family {
+	const char *name;
+	int domain, protocol, addr_family;
+};
+
+static const struct family families[] = {
+	{ "smc", AF_SMC, SMCPROTO_SMC, AF_INET },
+	{ "smc6", AF_SMC, SMCPROTO_SMC6, AF_INET6 },
+	{ "inet", AF_INET, 0, AF_INET },
+	{ "inet6", AF_INET6, 0, AF_INET6 },
+	{ "ipproto-smc", AF_INET, IPPROTO_SMC, AF_INET },
+	{ "ipproto-smc6", AF_INET6, IPPROTO_SMC, AF_INET6 },
+};
+
+static const struct family *fam;
+static const char *addr_str;
+static int port;
+static uint64_t size = 1 << 20;
+static int conns = 1;
+static int wait_secs = 20;
+
+static void die(const char *what)
+{
+	fprintf(stderr, "smc_echo: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static socklen_t make_addr(struct sockaddr_storage *ss, const char *s)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (fam->addr_family == AF_INET) {
+		struct sockaddr_in *a = (struct sockaddr_in *)ss;
+
+		a->sin_family = AF_INET;
+		a->sin_port = htons(port);
+		if (s && inet_pton(AF_INET, s, &a->sin_addr) != 1)
+			errno = EINVAL, die("address");
+		return sizeof(*a);
+	} else {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
+
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons(port);
+		if (s && inet_pton(AF_INET6, s, &a->sin6_addr) != 1)
+			errno = EINVAL, die("address");
+		return sizeof(*a);
+	}
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static int read_all(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t n = recv(fd, p, len, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static uint64_t fnv1a(const unsigned char *p, size_t len, uint64_t h)
+{
+	while (len--)
+		h = (h ^ *p++) * 0x100000001b3ULL;
+	return h;
+}
+
+static void *serve_one(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+	uint64_t len, be;
+	static __thread char buf[65536];
+
+	if (read_all(fd, &be, sizeof(be)))
+		goto out;
+	len = be64toh(be);
+	while (len) {
+		size_t chunk = len < sizeof(buf) ? len : sizeof(buf);
+		ssize_t n = recv(fd, buf, chunk, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0 || write_all(fd, buf, n))
+			goto out;
+		len -= n;
+	}
+out:
+	close(fd);
+	return NULL;
+}
+
+static int server(void)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = make_addr(&ss, addr_str);
+	pthread_t *th = calloc(conns, sizeof(*th));
+	int one = 1, fd, i;
+
+	fd = socket(fam->domain, SOCK_STREAM, fam->protocol);
+	if (fd < 0)
+		die("socket");
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)))
+		die("SO_REUSEADDR");
+	if (bind(fd, (struct sockaddr *)&ss, sl))
+		die("bind");
+	if (listen(fd, conns > 128 ? conns : 128))
+		die("listen");
+	printf("listening\n");
+	fflush(stdout);
+	for (i = 0; i < conns; i++) {
+		int c = accept(fd, NULL, NULL);
+
+		if (c < 0)
+			die("accept");
+		if (pthread_create(&th[i], NULL, serve_one, (void *)(intptr_t)c))
+			die("pthread_create");
+	}
+	for (i = 0; i < conns; i++)
+		pthread_join(th[i], NULL);
+	close(fd);
+	free(th);
+	return 0;
+}
+
+static int expect_socket_error(int type, int protocol, int want)
+{
+	int fd = socket(AF_SMC, type, protocol);
+
+	if (fd >= 0) {
+		fprintf(stderr, "socket(AF_SMC, %d, %d) succeeded\n", type, protocol);
+		close(fd);
+		return 1;
+	}
+	if (errno != want) {
+		fprintf(stderr, "socket(AF_SMC, %d, %d): %s, expected %s\n",
+			type, protocol, strerror(errno), strerror(want));
+		return 1;
+	}
+	return 0;
+}
+
+static int probe(void)
+{
+	return expect_socket_error(SOCK_DGRAM, 0, ESOCKTNOSUPPORT) |
+	       expect_socket_error(SOCK_SEQPACKET, 0, ESOCKTNOSUPPORT) |
+	       expect_socket_error(SOCK_STREAM, 2, EPROTONOSUPPORT);
+}
+
+static int hold(void)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = make_addr(&ss, NULL);
+	char c;
+	int fd;
+
+	fd = socket(fam->domain, SOCK_STREAM, fam->protocol);
+	if (fd < 0)
+		die("socket");
+	if (bind(fd, (struct sockaddr *)&ss, sl) || listen(fd, 1))
+		die("bind/listen");
+	printf("holding\n");
+	fflush(stdout);
+	while (read(0, &c, 1) > 0)
+		;
+	close(fd);
+	return 0;
+}
+
+struct client_result {
+	uint64_t sum;
+	int ok;
+};
+
+static int connect_retry(void)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = make_addr(&ss, addr_str);
+	time_t end = time(NULL) + wait_secs;
+
+	for (;;) {
+		int fd = socket(fam->domain, SOCK_STREAM, fam->protocol);
+
+		if (fd < 0)
+			die("socket");
+		if (!connect(fd, (struct sockaddr *)&ss, sl))
+			return fd;
+		if ((errno != ECONNREFUSED && errno != EHOSTUNREACH &&
+		     errno != ENETUNREACH && errno != ETIMEDOUT) || time(NULL) > end)
+			die("connect");
+		close(fd);
+		usleep(200 * 1000);
+	}
+}
+
+static void *client_one(void *arg)
+{
+	struct client_result *res = arg;
+	unsigned char *out = malloc(size), *in = malloc(size);
+	uint64_t be = htobe64(size);
+	size_t off = 0, got = 0;
+	int fd = -1;
+
+	res->ok = 0;
+	if (!out || !in)
+		goto out;
+	while (off < size) {
+		ssize_t n = getrandom(out + off, size - off, 0);
+
+		if (n <= 0)
+			goto out;
+		off += n;
+	}
+	fd = connect_retry();
+	if (write_all(fd, &be, sizeof(be)))
+		goto out;
+	/*
+	 * Interleave sending with draining the echo, so that neither side
+	 * blocks on a full buffer.
+	 */
+	for (off = 0; off < size;) {
+		size_t chunk = size - off < 65536 ? size - off : 65536;
+		ssize_t n;
+
+		if (write_all(fd, out + off, chunk))
+			goto out;
+		off += chunk;
+		while (got < size &&
+		       (n = recv(fd, in + got, size - got, MSG_DONTWAIT)) > 0)
+			got += n;
+	}
+	if (read_all(fd, in + got, size - got))
+		goto out;
+	if (memcmp(in, out, size)) {
+		fprintf(stderr, "smc_echo: echoed data differs\n");
+		goto out;
+	}
+	res->sum = fnv1a(out, size, 0xcbf29ce484222325ULL);
+	res->ok = 1;
+out:
+	if (fd >= 0)
+		close(fd);
+	free(out);
+	free(in);
+	return NULL;
+}
+
+static int client(void)
+{
+	struct client_result *res = calloc(conns, sizeof(*res));
+	pthread_t *th = calloc(conns, sizeof(*th));
+	uint64_t sum = 0;
+	int i, failed = 0;
+
+	for (i = 0; i < conns; i++)
+		if (pthread_create(&th[i], NULL, client_one, &res[i]))
+			die("pthread_create");
+	for (i = 0; i < conns; i++) {
+		pthread_join(th[i], NULL);
+		if (!res[i].ok)
+			failed++;
+		sum ^= res[i].sum;
+	}
+	printf("%s: %d connection(s) x %llu bytes echoed, %d failed, fnv1a %016llx\n",
+	       fam->name, conns, (unsigned long long)size, failed, (unsigned long long)sum);
+	return failed ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *famname = "smc";
+	int opt;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: smc_echo server|client|hold|probe [options]\n");
+		return 2;
+	}
+	if (!strcmp(argv[1], "probe"))
+		return probe();
+	optind = 2;
+	while ((opt = getopt(argc, argv, "f:a:b:p:s:n:w:")) != -1) {
+		switch (opt) {
+		case 'f': famname = optarg; break;
+		case 'a': case 'b': addr_str = optarg; break;
+		case 'p': port = atoi(optarg); break;
+		case 's': size = strtoull(optarg, NULL, 0); break;
+		case 'n': conns = atoi(optarg); break;
+		case 'w': wait_secs = atoi(optarg); break;
+		default: return 2;
+		}
+	}
+	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++)
+		if (!strcmp(families[i].name, famname))
+			fam = &families[i];
+	if (!fam || !port || conns < 1) {
+		fprintf(stderr, "smc_echo: bad family, port or connection count\n");
+		return 2;
+	}
+	if (!strcmp(argv[1], "server"))
+		return server();
+	if (!strcmp(argv[1], "hold"))
+		return hold();
+	if (!strcmp(argv[1], "client") && addr_str)
+		return client();
+	fprintf(stderr, "smc_echo: need server, or client with -a\n");
+	return 2;
+}

@@ -1,0 +1,12 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! SMC-R wire formats, in `no_std` safe Rust.
+//!
+//! The same source files are compiled into the `smc_rs` kernel module (see
+//! `rust/wire.rs`) and, through this crate, tested on the host. Input from
+//! the network is hostile: decoders return errors, never panic.
+
+#![no_std]
+#![forbid(unsafe_code)]
+
+pub mod clc;
