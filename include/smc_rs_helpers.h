@@ -18,11 +18,7 @@ void smc_rs_sock_orphan(struct sock *sk);
 void smc_rs_sock_set_flag(struct sock *sk, enum sock_flags flag);
 struct net *smc_rs_sock_net(const struct sock *sk);
 void smc_rs_sock_lock_init_class(struct sock *sk);
-void smc_rs_sock_poll_wait(struct file *file, struct socket *sock,
-			   poll_table *p);
 void smc_rs_set_file_private(struct file *file, void *data);
-void smc_rs_tcp_set_syn_smc(struct sock *sk, bool on);
-bool smc_rs_tcp_syn_smc(const struct sock *sk);
 
 int smc_rs_copy_from_sockptr(void *dst, sockptr_t src, size_t size);
 

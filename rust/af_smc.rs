@@ -71,11 +71,16 @@ fn new_sock(clcsock: KernelSocket) -> (SmcShared, SmcSock) {
     )
 }
 
+/// AF_SMC protocol number for IPv4 connections (`socket(AF_SMC, SOCK_STREAM, 0)`).
+pub(crate) const SMCPROTO_SMC: i32 = 0;
+/// AF_SMC protocol number for IPv6 connections.
+pub(crate) const SMCPROTO_SMC6: i32 = 1;
+
 /// Address family of the clcsock for an AF_SMC protocol number.
 fn clc_family(protocol: i32) -> Result<u32> {
-    match protocol as u32 {
-        b::SMCPROTO_SMC => Ok(b::AF_INET),
-        b::SMCPROTO_SMC6 => Ok(b::AF_INET6),
+    match protocol {
+        SMCPROTO_SMC => Ok(b::AF_INET),
+        SMCPROTO_SMC6 => Ok(b::AF_INET6),
         _ => Err(errno(b::EPROTONOSUPPORT)),
     }
 }

@@ -7,6 +7,7 @@
 //! SOCK_STREAM, 0)` then gives a socket with TCP semantics that negotiates
 //! SMC-R where it can and falls back to TCP where it cannot.
 
+use kernel::c_str;
 use kernel::prelude::*;
 
 mod af_smc;

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Shared settings for the build and VM scripts. Sourced, not run.
 
-SMC_CACHE=${SMC_CACHE:-/var/cache/smc_rs}
+# Not under /var/cache: virtme-ng hides that from its guests.
+SMC_CACHE=${SMC_CACHE:-/var/lib/smc_rs}
 SMC_TOOLS=${SMC_TOOLS:-$SMC_CACHE/tools}
 KERNEL_SERIES=6.12
 RUSTC_VERSION=1.96

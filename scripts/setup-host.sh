@@ -50,5 +50,9 @@ ln -sf /usr/bin/rustc "$SMC_TOOLS/kbin/rustc"
 ln -sf /usr/bin/rustdoc "$SMC_TOOLS/kbin/rustdoc"
 ln -sf "$SMC_TOOLS/bin/bindgen" "$SMC_TOOLS/kbin/bindgen"
 
+# virtme-ng links the kernel tree's modules under /lib/modules in the guest,
+# which needs the directory to exist on the host.
+mkdir -p /lib/modules
+
 check_toolchain
 log "host ready"

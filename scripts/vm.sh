@@ -30,7 +30,8 @@ timeout_s=${SMC_VM_TIMEOUT:-900}
 accel=--disable-kvm
 [ "${SMC_VM_KVM:-0}" = 1 ] && accel=
 
-# start_vm N MOD CMD [QEMU_NET_OPTS]: boots VM N in the background.
+# start_vm N MOD CMD [QEMU_NET_OPTS [CPUS]]: boots VM N in the background;
+# its pid is left in vm_pid.
 start_vm() {
 	local n=$1 mod=$2 cmd=$3 net=${4:-} cpus=${5:-1}
 	local -a args=(--run "$kdir" $accel --cpus "$cpus" --memory 2G --verbose
@@ -39,7 +40,7 @@ start_vm() {
 	[ -n "$net" ] && args+=("--qemu-opts=$net")
 	# vng refuses to run without a terminal-less stdin in some versions.
 	PATH=$(kernel_path) timeout "$timeout_s" vng "${args[@]}" </dev/null >"$out/vm$n.log" 2>&1 &
-	echo $!
+	vm_pid=$!
 }
 
 finish() {
@@ -59,20 +60,22 @@ finish() {
 case "$mode" in
 single)
 	log "booting VM 1 (module: ${2:-smc_rs})"
-	pid=$(start_vm 1 "${2:-smc_rs}" "$3" "" 2)
-	finish 1 "$pid"
+	start_vm 1 "${2:-smc_rs}" "$3" "" 2
+	finish 1 "$vm_pid"
 	;;
 pair)
 	sock=$out/link.sock
 	mac1=52:54:00:5c:00:01
 	mac2=52:54:00:5c:00:02
 	log "booting VM 1 (module: ${2:-smc_rs}) and VM 2 (module: ${4:-smc_rs})"
-	pid1=$(start_vm 1 "${2:-smc_rs}" "$3" \
-		"-netdev stream,id=l0,server=on,addr.type=unix,addr.path=$sock -device virtio-net-pci,netdev=l0,mac=$mac1")
+	start_vm 1 "${2:-smc_rs}" "$3" \
+		"-netdev stream,id=l0,server=on,addr.type=unix,addr.path=$sock -device virtio-net-pci,netdev=l0,mac=$mac1"
+	pid1=$vm_pid
 	for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
 	[ -S "$sock" ] || die "VM 1 did not open the link socket"
-	pid2=$(start_vm 2 "${4:-smc_rs}" "$5" \
-		"-netdev stream,id=l0,server=off,addr.type=unix,addr.path=$sock -device virtio-net-pci,netdev=l0,mac=$mac2")
+	start_vm 2 "${4:-smc_rs}" "$5" \
+		"-netdev stream,id=l0,server=off,addr.type=unix,addr.path=$sock -device virtio-net-pci,netdev=l0,mac=$mac2"
+	pid2=$vm_pid
 	rc1=0; rc2=0
 	finish 1 "$pid1" || rc1=$?
 	finish 2 "$pid2" || rc2=$?

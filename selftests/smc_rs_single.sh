@@ -38,14 +38,15 @@ t_upstream_conflict() {
 t_rmmod_busy() {
 	# A live socket pins the module: rmmod is refused, then succeeds once
 	# the socket is closed.
-	local fifo=$SMC_OUT/hold.fifo pid
-	rm -f "$fifo"
+	local dir fifo pid
+	dir=$(mktemp -d)
+	fifo=$dir/hold.fifo
 	mkfifo "$fifo"
-	"$here/smc_echo" hold -f smc -p 7010 <"$fifo" >"$SMC_OUT/hold.out" &
+	"$here/smc_echo" hold -f smc -p 7010 <"$fifo" >"$dir/hold.out" &
 	pid=$!
 	exec 9>"$fifo"
-	for _ in $(seq 50); do grep -q holding "$SMC_OUT/hold.out" && break; sleep 0.1; done
-	grep -q holding "$SMC_OUT/hold.out" || { exec 9>&-; return 1; }
+	for _ in $(seq 50); do grep -q holding "$dir/hold.out" && break; sleep 0.1; done
+	grep -q holding "$dir/hold.out" || { exec 9>&-; return 1; }
 	if rmmod smc_rs 2>/dev/null; then
 		exec 9>&-
 		return 1

@@ -16,4 +16,9 @@
     clippy::undocumented_unsafe_blocks
 )]
 
+// The size types bindgen is told to leave alone (as the kernel crate does).
+type __kernel_size_t = usize;
+type __kernel_ssize_t = isize;
+type __kernel_ptrdiff_t = isize;
+
 include!("bindings_generated.rs");

@@ -65,6 +65,12 @@ struct Tables {
     family: Opaque<bindings::net_proto_family>,
 }
 
+// SAFETY: the tables are written once before they are published and only
+// read afterwards (by the socket layer and by `install`).
+unsafe impl Send for Tables {}
+// SAFETY: as above: shared access is read-only.
+unsafe impl Sync for Tables {}
+
 /// The registered family's tables, for `create`, which gets no context pointer.
 static TABLES: AtomicPtr<Tables> = AtomicPtr::new(null_mut());
 

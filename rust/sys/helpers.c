@@ -55,26 +55,13 @@ void smc_rs_sock_lock_init_class(struct sock *sk)
 				      "sk_lock-AF_SMC", &smc_rs_sk_key);
 }
 
-void smc_rs_sock_poll_wait(struct file *file, struct socket *sock,
-			   poll_table *p)
-{
-	sock_poll_wait(file, sock, p);
-}
 
 void smc_rs_set_file_private(struct file *file, void *data)
 {
 	WRITE_ONCE(file->private_data, data);
 }
 
-void smc_rs_tcp_set_syn_smc(struct sock *sk, bool on)
-{
-	tcp_sk(sk)->syn_smc = on;
-}
 
-bool smc_rs_tcp_syn_smc(const struct sock *sk)
-{
-	return tcp_sk(sk)->syn_smc;
-}
 
 int smc_rs_copy_from_sockptr(void *dst, sockptr_t src, size_t size)
 {

@@ -101,16 +101,6 @@ impl<S: SockState> SmcSk<S> {
         SockGuard { sk: self }
     }
 
-    /// Takes the socket lock of a listener, nested one level (children of
-    /// the listener take their own lock while it is held).
-    pub(crate) fn lock_nested(&self) -> SockGuard<'_, S> {
-        // SAFETY: `self` is a live socket.
-        unsafe {
-            bindings::lock_sock_nested(self.as_raw(), bindings::SINGLE_DEPTH_NESTING as _)
-        };
-        SockGuard { sk: self }
-    }
-
     /// The network namespace the socket lives in.
     pub(crate) fn net(&self) -> Net {
         // SAFETY: a live socket always has a network namespace.
@@ -160,13 +150,6 @@ impl Net {
 /// Exclusive access to a socket's state while its socket lock is held.
 pub(crate) struct SockGuard<'a, S: SockState> {
     sk: &'a SmcSk<S>,
-}
-
-impl<S: SockState> SockGuard<'_, S> {
-    /// The socket whose lock this is.
-    pub(crate) fn sk(&self) -> &SmcSk<S> {
-        self.sk
-    }
 }
 
 impl<S: SockState> Deref for SockGuard<'_, S> {

@@ -36,24 +36,6 @@ pub(crate) struct SockAddr<'a> {
     _call: PhantomData<&'a ()>,
 }
 
-impl SockAddr<'_> {
-    /// The address family, if the address is long enough to have one.
-    pub(crate) fn family(&self) -> Option<u16> {
-        if self.ptr.is_null() || (self.len as usize) < core::mem::size_of::<u16>() {
-            return None;
-        }
-        // SAFETY: the socket layer guarantees `len` readable bytes at `ptr`
-        // (a `sockaddr_storage` copied from user space), checked above to
-        // cover the family field.
-        Some(unsafe { (*self.ptr).sa_family })
-    }
-
-    /// The length of the address in bytes.
-    pub(crate) fn len(&self) -> usize {
-        self.len.max(0) as usize
-    }
-}
-
 /// Where `getname` writes an address (a kernel `sockaddr_storage`).
 pub(crate) struct SockAddrOut<'a> {
     ptr: *mut bindings::sockaddr,
@@ -64,14 +46,6 @@ pub(crate) struct SockAddrOut<'a> {
 pub(crate) struct MsgHdr<'a> {
     ptr: *mut bindings::msghdr,
     _call: PhantomData<&'a mut ()>,
-}
-
-impl MsgHdr<'_> {
-    /// The `MSG_*` flags the message was sent with.
-    pub(crate) fn flags(&self) -> u32 {
-        // SAFETY: `ptr` is the live msghdr of the current call.
-        unsafe { (*self.ptr).msg_flags as u32 }
-    }
 }
 
 /// The file and poll table of a `poll` call.
@@ -144,25 +118,6 @@ impl KernelSocket {
     fn ops(&self) -> &bindings::proto_ops {
         // SAFETY: `ops` of a live socket is non-null and static (invariant).
         unsafe { &*(*self.raw()).ops }
-    }
-
-    /// The TCP `struct sock` (for the socket diagnostics and TCP options).
-    pub(crate) fn sk_raw(&self) -> *mut bindings::sock {
-        // SAFETY: a live socket's `sk` is set (invariant).
-        unsafe { (*self.raw()).sk }
-    }
-
-    /// Asks TCP to carry the SMC experimental option on the SYN or SYN-ACK.
-    pub(crate) fn set_syn_smc(&self, on: bool) {
-        // SAFETY: `sk` is a live TCP socket; the flag is only read by TCP when
-        // it builds or parses a SYN, which has not happened yet.
-        unsafe { bindings::smc_rs_tcp_set_syn_smc(self.sk_raw(), on) };
-    }
-
-    /// Whether the peer answered with the SMC option (valid once connected).
-    pub(crate) fn syn_smc(&self) -> bool {
-        // SAFETY: `sk` is a live TCP socket.
-        unsafe { bindings::smc_rs_tcp_syn_smc(self.sk_raw()) }
     }
 
     /// `bind(2)`.
@@ -295,25 +250,6 @@ impl<'a, S: SockState> Socket<'a, S> {
         unsafe { SmcSk::from_raw((*self.raw).sk) }
     }
 
-    /// The socket type (`SOCK_STREAM`, ...).
-    pub(crate) fn kind(&self) -> i16 {
-        // SAFETY: a plain read of a field set at creation.
-        unsafe { (*self.raw).type_ as i16 }
-    }
-
-    /// The file flags relevant to blocking calls (`O_NONBLOCK`), 0 without a file.
-    pub(crate) fn file_flags(&self) -> i32 {
-        // SAFETY: `file` is NULL or the live file holding this socket.
-        unsafe {
-            let file = (*self.raw).file;
-            if file.is_null() {
-                0
-            } else {
-                (*file).f_flags as i32
-            }
-        }
-    }
-
     /// Marks the socket connected (`SS_CONNECTED`), as `getpeername` expects.
     pub(crate) fn set_connected(&self) {
         // SAFETY: `state` is only written by the owning protocol, in process
@@ -375,13 +311,6 @@ impl<'a> MsgHdr<'a> {
 impl<'a> PollTable<'a> {
     pub(super) fn new(file: *mut bindings::file, wait: *mut bindings::poll_table_struct) -> Self {
         PollTable { file, wait, _call: PhantomData }
-    }
-
-    /// Queues the caller on `sock`'s own wait queue (for states in which no
-    /// TCP socket can wake it).
-    pub(crate) fn wait_on<S: SockState>(&self, sock: &Socket<'_, S>) {
-        // SAFETY: file, socket and table all belong to the current poll call.
-        unsafe { bindings::smc_rs_sock_poll_wait(self.file, sock.raw, self.wait) };
     }
 }
 
