@@ -16,6 +16,13 @@ export PATH=$top/selftests:$top/selftests/tools:$PATH
 
 mount -t debugfs none /sys/kernel/debug 2>/dev/null
 ip link set lo up
+# The link's NIC has the MAC 52:54:00:5c:00:0N (see vm.sh); udev may have
+# renamed it: call it eth0 again.
+for dev in /sys/class/net/*; do
+	case "$(cat "$dev/address" 2>/dev/null)" in
+	52:54:00:5c:00:0*) [ "${dev##*/}" = eth0 ] || ip link set "${dev##*/}" name eth0 ;;
+	esac
+done
 if ip link show eth0 >/dev/null 2>&1; then
 	ip link set eth0 up
 	ip addr add "10.10.0.$n/24" dev eth0
@@ -44,6 +51,14 @@ touch "$out/vm$n.ready"
 bash -c "$cmd"
 rc=$?
 
+# kmemleak reports objects unreferenced for 5 s or more: wait, then scan
+# twice (the first scan can miss objects still referenced from stacks).
+if [ -w /sys/kernel/debug/kmemleak ]; then
+	sleep 6
+	echo scan >/sys/kernel/debug/kmemleak
+	echo scan >/sys/kernel/debug/kmemleak
+	cat /sys/kernel/debug/kmemleak >"$out/vm$n.kmemleak"
+fi
 dmesg >"$out/vm$n.dmesg"
 echo "$rc" >"$out/vm$n.rc"
 exit 0

@@ -25,7 +25,7 @@ mode=${1:?usage: vm.sh single MOD CMD | pair MOD1 CMD1 MOD2 CMD2}
 kdir=$("$here/build-kernel.sh")
 out=${SMC_VM_OUT:-$(mktemp -d /tmp/smc_rs-vm.XXXXXX)}
 mkdir -p "$out"
-rm -f "$out"/vm*.rc "$out"/vm*.ready "$out"/vm*.dmesg "$out"/vm*.log "$out"/link.sock
+rm -f "$out"/vm*.rc "$out"/vm*.ready "$out"/vm*.dmesg "$out"/vm*.kmemleak "$out"/vm*.log "$out"/link.sock
 timeout_s=${SMC_VM_TIMEOUT:-900}
 accel=--disable-kvm
 [ "${SMC_VM_KVM:-0}" = 1 ] && accel=
@@ -50,7 +50,7 @@ finish() {
 	if [ ! -f "$out/vm$n.rc" ]; then
 		log "VM $n did not finish its command (timeout or crash); see $out/vm$n.log"
 	fi
-	if ! "$here/splat-check.sh" "$out/vm$n.log"; then
+	if ! "$here/splat-check.sh" "$out/vm$n.log" "$out/vm$n.dmesg" "$out/vm$n.kmemleak"; then
 		log "VM $n printed a kernel splat; see $out/vm$n.log"
 		[ "$rc" -ne 0 ] || rc=1
 	fi
