@@ -21,5 +21,10 @@ void smc_rs_sock_lock_init_class(struct sock *sk);
 void smc_rs_set_file_private(struct file *file, void *data);
 
 int smc_rs_copy_from_sockptr(void *dst, sockptr_t src, size_t size);
+void smc_rs_tcp_set_syn_smc(struct sock *sk, bool on);
+bool smc_rs_tcp_syn_smc(const struct sock *sk);
+long smc_rs_sk_swap_rcvtimeo(struct sock *sk, long timeo);
+void smc_rs_tcp_have_smc_inc(void);
+void smc_rs_tcp_have_smc_dec(void);
 
 #endif

@@ -15,6 +15,7 @@ use crate::sys::sock::{Net, SockState};
 use crate::sys::socket::{
     errno, KernelSocket, MsgHdr, PollTable, SockAddr, SockAddrOut, Socket, SockoptIn, SockoptOut,
 };
+use crate::clc::{client_handshake, ClientOutcome, NonClcPeers};
 use crate::wire::clc::DeclineReason;
 use kernel::prelude::*;
 
@@ -42,6 +43,8 @@ pub(crate) struct SmcShared {
 /// Per-socket state behind the socket lock.
 pub(crate) struct SmcSock {
     state: SmcState,
+    /// What the peer's CLC decline said, if it sent one.
+    peer_diagnosis: u32,
     /// `SMC_LIMIT_HS`: limit concurrent handshakes on a listener.
     limit_handshakes: bool,
 }
@@ -66,6 +69,7 @@ fn new_sock(clcsock: KernelSocket) -> (SmcShared, SmcSock) {
         SmcShared { clcsock },
         SmcSock {
             state: SmcState::Init,
+            peer_diagnosis: 0,
             limit_handshakes: false,
         },
     )
@@ -99,6 +103,45 @@ fn switch_to_fallback(sock: &Sock<'_>, st: &mut SmcSock, reason: DeclineReason) 
 /// device support, so the connection falls back before any CLC exchange.
 const NO_SMC_DEVICE: DeclineReason = DeclineReason::NoSmcDevice;
 
+/// Peers that echo the SMC option without speaking CLC, for all namespaces.
+static NON_CLC_PEERS: NonClcPeers = NonClcPeers::new();
+
+/// A blocking connect that offers SMC: TCP handshake with the SMC option,
+/// then the CLC handshake. A peer that echoed the option without speaking
+/// CLC gets the connection made again without the option, within this same
+/// `connect()`, and is remembered so that later connections skip SMC.
+fn connect_offering_smc(sock: &Sock<'_>, st: &mut SmcSock, addr: SockAddr<'_>, flags: i32) -> Result {
+    let clc = clc(sock);
+    clc.set_syn_smc(true);
+    clc.connect(addr, flags)?;
+    match client_handshake(clc) {
+        Ok(ClientOutcome::PeerNoSmc) => {
+            switch_to_fallback(sock, st, DeclineReason::PeerNoSmc);
+            Ok(())
+        }
+        Ok(ClientOutcome::Declined { reason, peer_diagnosis }) => {
+            st.peer_diagnosis = peer_diagnosis;
+            switch_to_fallback(sock, st, reason);
+            Ok(())
+        }
+        Ok(ClientOutcome::NotClc(_)) => {
+            NON_CLC_PEERS.insert(sock.sk().net(), &addr);
+            clc.disconnect()?;
+            clc.set_syn_smc(false);
+            clc.connect(addr, flags)?;
+            switch_to_fallback(sock, st, DeclineReason::PeerNoSmc);
+            Ok(())
+        }
+        // A signal or a reset in the middle of the handshake: the stream may
+        // hold half a CLC message, so the connection cannot be used.
+        Err(e) => {
+            let _ = clc.disconnect();
+            st.state = SmcState::Closed;
+            Err(e)
+        }
+    }
+}
+
 impl SocketFamily for SmcFamily {
     fn create(net: Net, kind: i16, protocol: i32) -> Result<(SmcShared, SmcSock)> {
         if kind as u32 != b::sock_type_SOCK_STREAM {
@@ -129,6 +172,13 @@ impl SocketFamily for SmcFamily {
             SmcState::Fallback(_) => return Err(errno(b::EISCONN)),
             SmcState::Listen | SmcState::Closed => return Err(errno(b::EINVAL)),
         }
+        let nonblocking = flags & b::O_NONBLOCK as i32 != 0;
+        if !nonblocking && !NON_CLC_PEERS.contains(sock.sk().net(), &addr) {
+            return connect_offering_smc(sock, &mut st, addr, flags);
+        }
+        // A non-blocking connect does not offer SMC (yet): the CLC handshake
+        // would have to run after connect() returned. Neither does one to a
+        // peer known to echo the option without speaking CLC.
         // A too short address or a wrong family is TCP's to reject.
         match clc(sock).connect(addr, flags) {
             Ok(()) => {

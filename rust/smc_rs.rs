@@ -11,12 +11,14 @@ use kernel::c_str;
 use kernel::prelude::*;
 
 mod af_smc;
+mod clc;
 mod sys;
 #[allow(unreachable_pub, dead_code)]
 mod wire;
 
 use sys::bindings;
 use sys::family::Registration;
+use sys::socket::TcpSmcOption;
 
 module! {
     type: SmcRs,
@@ -29,13 +31,17 @@ module! {
 
 struct SmcRs {
     _family: Registration<af_smc::SmcFamily>,
+    _tcp_option: TcpSmcOption,
 }
 
 impl kernel::Module for SmcRs {
     fn init(module: &'static ThisModule) -> Result<Self> {
         let family = Registration::new(bindings::PF_SMC, c_str!("SMC"), module)?;
         pr_info!("AF_SMC (family {}) registered\n", bindings::PF_SMC);
-        Ok(SmcRs { _family: family })
+        Ok(SmcRs {
+            _family: family,
+            _tcp_option: TcpSmcOption::enable(),
+        })
     }
 }
 

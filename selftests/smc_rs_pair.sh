@@ -28,3 +28,30 @@ step 7102 2 smc smc "upstream server <- smc_rs AF_SMC client, 8 MiB"
 step 7103 1 smc inet "smc_rs server <- plain TCP client, 8 MiB"
 step 7104 2 inet smc "plain TCP server <- smc_rs client, 8 MiB"
 step 7105 1 smc6 smc6 "smc_rs AF_SMC6 server <- upstream AF_SMC6 client" "$peer6"
+
+# A plain TCP server whose SYN-ACKs carry the SMC option (a BPF sock_ops
+# program adds it) and which echoes whatever it gets: the smc_rs client's
+# connect() must notice that the peer does not speak CLC, connect again
+# without the option and succeed; the next connection skips SMC at once.
+# The server sees the dropped first attempt as a third connection.
+echo_option_peer() {
+	mount -t bpf bpf /sys/fs/bpf 2>/dev/null
+	bpftool prog load "$here/bpf/smc_option_echo.bpf.o" /sys/fs/bpf/smc_option_echo type sockops &&
+		bpftool cgroup attach /sys/fs/cgroup sock_ops pinned /sys/fs/bpf/smc_option_echo || return 1
+	timeout 120 smc_echo server -f inet -p 7106 -n 3
+	local rc=$?
+	bpftool cgroup detach /sys/fs/cgroup sock_ops pinned /sys/fs/bpf/smc_option_echo
+	rm -f /sys/fs/bpf/smc_option_echo
+	return $rc
+}
+
+if [ "$SMC_VM" = 2 ]; then
+	run_test "TCP server echoing the SMC option without CLC (server side)" echo_option_peer
+else
+	run_test "smc_rs client <- TCP server echoing the SMC option without CLC: reconnects" \
+		timeout 120 smc_echo client -f smc -a "$peer" -p 7106 -s 1048576 -w 90
+	# Were SMC offered again, the dropped attempt would use up the server's
+	# last accept and this connection would be refused.
+	run_test "smc_rs client <- same server again: SMC skipped" \
+		timeout 120 smc_echo client -f smc -a "$peer" -p 7106 -s 1048576 -w 10
+fi

@@ -7,6 +7,7 @@
 #include <linux/poll.h>
 #include <linux/tcp.h>
 #include <net/sock.h>
+#include <net/tcp.h>
 
 #include "smc_rs_helpers.h"
 
@@ -66,4 +67,29 @@ void smc_rs_set_file_private(struct file *file, void *data)
 int smc_rs_copy_from_sockptr(void *dst, sockptr_t src, size_t size)
 {
 	return copy_from_sockptr(dst, src, size);
+}
+
+void smc_rs_tcp_set_syn_smc(struct sock *sk, bool on)
+{
+	tcp_sk(sk)->syn_smc = on;
+}
+
+bool smc_rs_tcp_syn_smc(const struct sock *sk)
+{
+	return tcp_sk(sk)->syn_smc;
+}
+
+long smc_rs_sk_swap_rcvtimeo(struct sock *sk, long timeo)
+{
+	return xchg(&sk->sk_rcvtimeo, timeo);
+}
+
+void smc_rs_tcp_have_smc_inc(void)
+{
+	static_branch_inc(&tcp_have_smc);
+}
+
+void smc_rs_tcp_have_smc_dec(void)
+{
+	static_branch_dec(&tcp_have_smc);
 }

@@ -36,6 +36,29 @@ pub(crate) struct SockAddr<'a> {
     _call: PhantomData<&'a ()>,
 }
 
+impl<'a> SockAddr<'a> {
+    /// The IP address bytes of an `AF_INET` (4 bytes) or `AF_INET6`
+    /// (16 bytes) address long enough to hold them.
+    pub(crate) fn ip(&self) -> Option<&'a [u8]> {
+        if self.ptr.is_null() || self.len < 2 {
+            return None;
+        }
+        // SAFETY: the socket layer guarantees `len` readable bytes at `ptr`
+        // (a kernel copy of the caller's address), checked to cover the family.
+        let family = u32::from(unsafe { (*self.ptr).sa_family });
+        let (off, n) = match family {
+            bindings::AF_INET => (4, 4),
+            bindings::AF_INET6 => (8, 16),
+            _ => return None,
+        };
+        if (self.len as usize) < off + n {
+            return None;
+        }
+        // SAFETY: `off + n <= len` bytes are readable at `ptr` for the call.
+        Some(unsafe { core::slice::from_raw_parts(self.ptr.cast::<u8>().add(off), n) })
+    }
+}
+
 /// Where `getname` writes an address (a kernel `sockaddr_storage`).
 pub(crate) struct SockAddrOut<'a> {
     ptr: *mut bindings::sockaddr,
@@ -118,6 +141,78 @@ impl KernelSocket {
     fn ops(&self) -> &bindings::proto_ops {
         // SAFETY: `ops` of a live socket is non-null and static (invariant).
         unsafe { &*(*self.raw()).ops }
+    }
+
+    /// Asks TCP to carry the SMC experimental option on the SYN (or on the
+    /// SYN-ACKs of a listener, for SYNs that carried it).
+    pub(crate) fn set_syn_smc(&self, on: bool) {
+        // SAFETY: live TCP socket (invariant); TCP reads the flag only when it
+        // builds or answers a SYN, under its own socket lock.
+        unsafe { bindings::smc_rs_tcp_set_syn_smc(self.sk_raw(), on) };
+    }
+
+    /// After the handshake: whether the peer answered with the SMC option.
+    pub(crate) fn peer_offered_smc(&self) -> bool {
+        // SAFETY: live TCP socket (invariant).
+        unsafe { bindings::smc_rs_tcp_syn_smc(self.sk_raw()) }
+    }
+
+    fn sk_raw(&self) -> *mut bindings::sock {
+        // SAFETY: a live socket's `sk` is set (invariant).
+        unsafe { (*self.raw()).sk }
+    }
+
+    /// Sends all of `data` (blocking).
+    pub(crate) fn send_all(&self, data: &[u8]) -> Result {
+        let mut vec = bindings::kvec { iov_base: data.as_ptr() as *mut _, iov_len: data.len() };
+        // SAFETY: all-zero is an empty message header (no name, no control).
+        let mut msg: bindings::msghdr = unsafe { core::mem::zeroed() };
+        msg.msg_flags = bindings::MSG_NOSIGNAL as c_uint;
+        // SAFETY: live socket; `vec` describes `data`, which outlives the call
+        // and is only read.
+        let n = unsafe { bindings::kernel_sendmsg(self.raw(), &mut msg, &mut vec, 1, data.len()) };
+        match to_count(n)? as usize {
+            n if n == data.len() => Ok(()),
+            _ => Err(errno(bindings::EPIPE)),
+        }
+    }
+
+    /// Receives exactly `buf.len()` bytes, waiting at most `timeout_ms`.
+    /// Returns fewer bytes only when the peer closed; times out with `EAGAIN`.
+    pub(crate) fn recv_exact(&self, buf: &mut [u8], timeout_ms: u32) -> Result<usize> {
+        let mut vec = bindings::kvec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+        // SAFETY: all-zero is an empty message header.
+        let mut msg: bindings::msghdr = unsafe { core::mem::zeroed() };
+        let timeo = kernel::time::msecs_to_jiffies(timeout_ms) as core::ffi::c_long;
+        // SAFETY: live socket; the receive timeout is ours to set while we own
+        // the socket and no one else receives on it.
+        let old = unsafe { bindings::smc_rs_sk_swap_rcvtimeo(self.sk_raw(), timeo) };
+        // SAFETY: live socket; `vec` describes `buf`, which outlives the call.
+        let n = unsafe {
+            bindings::kernel_recvmsg(
+                self.raw(),
+                &mut msg,
+                &mut vec,
+                1,
+                buf.len(),
+                bindings::MSG_WAITALL as c_int,
+            )
+        };
+        // SAFETY: as above.
+        unsafe { bindings::smc_rs_sk_swap_rcvtimeo(self.sk_raw(), old) };
+        Ok(to_count(n)? as usize)
+    }
+
+    /// Drops the connection (RST) so that the socket can connect again,
+    /// like `connect(AF_UNSPEC)`.
+    pub(crate) fn disconnect(&self) -> Result {
+        let f = self.ops().connect.ok_or_else(|| errno(bindings::EOPNOTSUPP))?;
+        // SAFETY: all-zero is an `AF_UNSPEC` address.
+        let mut unspec: bindings::sockaddr = unsafe { core::mem::zeroed() };
+        // SAFETY: live socket; `unspec` is a valid address of the given length.
+        to_result(unsafe {
+            f(self.raw(), &mut unspec, core::mem::size_of::<bindings::sockaddr>() as c_int, 0)
+        })
     }
 
     /// `bind(2)`.
@@ -366,5 +461,25 @@ impl<'a> SockoptOut<'a> {
 impl<'a> NewSocket<'a> {
     pub(super) fn new(raw: *mut bindings::socket) -> Self {
         NewSocket { raw, _call: PhantomData }
+    }
+}
+
+/// While alive, TCP parses and writes the SMC experimental option (the
+/// `tcp_have_smc` static key, shared with upstream SMC, counted).
+pub(crate) struct TcpSmcOption(());
+
+impl TcpSmcOption {
+    /// Turns the option handling on.
+    pub(crate) fn enable() -> Self {
+        // SAFETY: a counted static key; the matching decrement is in `drop`.
+        unsafe { bindings::smc_rs_tcp_have_smc_inc() };
+        TcpSmcOption(())
+    }
+}
+
+impl Drop for TcpSmcOption {
+    fn drop(&mut self) {
+        // SAFETY: incremented once in `enable`.
+        unsafe { bindings::smc_rs_tcp_have_smc_dec() };
     }
 }

@@ -708,7 +708,7 @@ impl<'a> Proposal<'a> {
 
 /// What a client proposes, for [`encode_proposal`]: SMC-R only, IPv4
 /// prefix, and optionally the SMC-Rv2 extension with UEIDs.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct ProposalParams<'a> {
     /// Offer SMC-Rv1 (needs a RoCEv1-capable device).
     pub v1: bool,
@@ -733,9 +733,11 @@ pub struct ProposalParams<'a> {
 }
 
 /// Encodes an SMC-R proposal the way Linux lays it out (the SMC-D area is
-/// always present); returns the number of bytes written.
+/// always present); returns the number of bytes written. A proposal that
+/// offers neither v1 nor v2 is valid: it asks a CLC peer to decline, which
+/// tells a CLC speaker from a peer that only echoed the TCP option.
 pub fn encode_proposal(p: &ProposalParams<'_>, buf: &mut [u8]) -> Result<usize, ClcError> {
-    if (!p.v1 && !p.v2) || p.ueids.len() > MAX_UEIDS || (p.v2 && p.ueids.is_empty()) {
+    if p.ueids.len() > MAX_UEIDS || (p.v2 && p.ueids.is_empty()) {
         return Err(ClcError::BadLayout);
     }
     let v1_len = if p.v1 { PROPOSAL_PREFIX_LEN } else { 0 };
@@ -1106,6 +1108,17 @@ mod tests {
         assert_eq!(p.ipv4_prefix, Some(Ipv4Prefix { subnet: 0x0a0a_0000, len: 24 }));
         assert_eq!(p.header.typev1, SmcType::R);
         assert_eq!(p.v2.unwrap().ueids().count(), 2);
+    }
+
+    #[test]
+    fn empty_proposal_is_valid_and_offers_nothing() {
+        let mut buf = [0u8; 128];
+        let n = encode_proposal(&ProposalParams::default(), &mut buf).unwrap();
+        assert_eq!(n, 84);
+        assert_eq!(buf[7], 0x20 | (2 << 2) | 2); // version 2, typev2 N, typev1 N
+        let p = Proposal::parse(&buf[..n]).unwrap();
+        assert_eq!(p.header.typev1, SmcType::N);
+        assert!(p.ipv4_prefix.is_none() && p.v2.is_none());
     }
 
     #[test]

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The CLC handshake over the clcsock (RFC 7609, section 3.7; SMC-Rv2),
+//! and the memory of peers that echo the SMC TCP option without speaking CLC.
+
+use crate::sys::bindings as b;
+use crate::sys::sock::Net;
+use crate::sys::socket::{errno, KernelSocket, SockAddr};
+use crate::wire::clc::{
+    encode_proposal, ClcError, Decline, DeclineReason, Header, MsgType, ProposalParams, HEADER_LEN,
+    MAX_MESSAGE_LEN, SMC_V2, SYSTEMID_LEN,
+};
+use core::sync::atomic::{AtomicU64, Ordering};
+use kernel::prelude::*;
+use kernel::time::Ktime;
+
+/// How long a peer has to answer a CLC message (upstream's `CLC_WAIT_TIME`).
+pub(crate) const CLC_WAIT_MS: u32 = 6000;
+
+/// How a client's CLC handshake ended.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum ClientOutcome {
+    /// The peer did not echo the SMC option: it is plain TCP.
+    PeerNoSmc,
+    /// The peer speaks CLC and SMC will not be used; both sides fall back.
+    /// `reason` is ours, `peer_diagnosis` what the peer's decline said.
+    Declined {
+        reason: DeclineReason,
+        peer_diagnosis: u32,
+    },
+    /// The peer echoed the option but did not answer in CLC (a middlebox or
+    /// a stack that reflects unknown options): this connection is unusable
+    /// and must be made again without the option.
+    NotClc(ClcError),
+}
+
+/// Runs the client side on a connected clcsock. smc_rs has no SMC-R device
+/// yet, so the proposal offers nothing (typev1 and typev2 N): a CLC peer
+/// answers with a decline, anything else shows the peer is not CLC.
+pub(crate) fn client_handshake(clc: &KernelSocket) -> Result<ClientOutcome> {
+    if !clc.peer_offered_smc() {
+        return Ok(ClientOutcome::PeerNoSmc);
+    }
+    let mut buf = [0u8; MAX_MESSAGE_LEN];
+    let n = encode_proposal(&ProposalParams::default(), &mut buf).map_err(|_| errno(b::EINVAL))?;
+    clc.send_all(&buf[..n])?;
+
+    let header = match recv_message(clc, &mut buf) {
+        Ok(h) => h,
+        Err(RecvError::Clc(e)) => return Ok(ClientOutcome::NotClc(e)),
+        Err(RecvError::Os(e)) => return Err(e),
+    };
+    let msg = &buf[..header.length as usize];
+    match header.kind {
+        MsgType::Decline => match Decline::parse(msg) {
+            Ok(d) => Ok(ClientOutcome::Declined {
+                reason: DeclineReason::NoSmcDevice,
+                peer_diagnosis: d.reason.code(),
+            }),
+            Err(e) => Ok(ClientOutcome::NotClc(e)),
+        },
+        MsgType::Accept => {
+            // A peer that accepts an offer of nothing is confused; tell it no.
+            let d = Decline::new(SMC_V2, [0; SYSTEMID_LEN], DeclineReason::NoSmcDevice);
+            let n = d.encode(&mut buf).map_err(|_| errno(b::EINVAL))?;
+            clc.send_all(&buf[..n])?;
+            Ok(ClientOutcome::Declined {
+                reason: DeclineReason::NoSmcDevice,
+                peer_diagnosis: 0,
+            })
+        }
+        // Our own proposal coming back: an echo, not a CLC peer.
+        MsgType::Proposal | MsgType::Confirm => Ok(ClientOutcome::NotClc(ClcError::BadType)),
+    }
+}
+
+enum RecvError {
+    /// The peer's bytes are not a CLC message, or it said nothing in time.
+    Clc(ClcError),
+    /// The socket failed (signal, reset, ...).
+    Os(Error),
+}
+
+/// Reads one whole CLC message into `buf`, header first.
+fn recv_message(clc: &KernelSocket, buf: &mut [u8; MAX_MESSAGE_LEN]) -> core::result::Result<Header, RecvError> {
+    let timed_out = |e: Error| {
+        if e == errno(b::EAGAIN) {
+            RecvError::Clc(ClcError::Truncated)
+        } else {
+            RecvError::Os(e)
+        }
+    };
+    let n = clc.recv_exact(&mut buf[..HEADER_LEN], CLC_WAIT_MS).map_err(timed_out)?;
+    if n < HEADER_LEN {
+        return Err(RecvError::Clc(ClcError::Truncated));
+    }
+    let header = Header::parse(&buf[..HEADER_LEN]).map_err(RecvError::Clc)?;
+    let len = header.length as usize;
+    let n = clc.recv_exact(&mut buf[HEADER_LEN..len], CLC_WAIT_MS).map_err(timed_out)?;
+    if n < len - HEADER_LEN {
+        return Err(RecvError::Clc(ClcError::Truncated));
+    }
+    Ok(header)
+}
+
+/// Peers (by address, per network namespace) that echoed the SMC option
+/// without speaking CLC: connections to them skip SMC for a while.
+///
+/// A small lock-free table: each slot holds a 32-bit hash of namespace and
+/// address and the second until which the entry holds. A collision can only
+/// make a connection skip SMC needlessly, never break it.
+pub(crate) struct NonClcPeers {
+    slots: [AtomicU64; Self::SLOTS],
+}
+
+impl NonClcPeers {
+    const SLOTS: usize = 64;
+    /// How long a peer stays remembered.
+    const HOLD_SECS: u32 = 600;
+
+    pub(crate) const fn new() -> Self {
+        #[allow(clippy::declare_interior_mutable_const)]
+        const EMPTY: AtomicU64 = AtomicU64::new(0);
+        NonClcPeers { slots: [EMPTY; Self::SLOTS] }
+    }
+
+    fn key(net: Net, addr: &[u8]) -> u32 {
+        let fnv = |h: u32, bytes: &[u8]| {
+            bytes
+                .iter()
+                .fold(h, |h, byte| (h ^ u32::from(*byte)).wrapping_mul(0x0100_0193))
+        };
+        let h = fnv(0x811c_9dc5, &(net.as_raw() as usize).to_ne_bytes());
+        fnv(h, addr) | 1 // never 0, the empty slot's key
+    }
+
+    /// Seconds since boot; 32 bits last 136 years.
+    fn now_secs() -> u32 {
+        (Ktime::ktime_get().to_ms() / 1000) as u32
+    }
+
+    /// Remembers `addr` as a peer that does not speak CLC.
+    pub(crate) fn insert(&self, net: Net, addr: &SockAddr<'_>) {
+        let Some(ip) = addr.ip() else { return };
+        let key = Self::key(net, ip);
+        let until = Self::now_secs().wrapping_add(Self::HOLD_SECS);
+        self.slots[key as usize % Self::SLOTS]
+            .store((u64::from(key) << 32) | u64::from(until), Ordering::Relaxed);
+    }
+
+    /// Whether `addr` is a remembered peer that does not speak CLC.
+    pub(crate) fn contains(&self, net: Net, addr: &SockAddr<'_>) -> bool {
+        let Some(ip) = addr.ip() else { return false };
+        let key = Self::key(net, ip);
+        let slot = self.slots[key as usize % Self::SLOTS].load(Ordering::Relaxed);
+        (slot >> 32) as u32 == key && slot as u32 > Self::now_secs()
+    }
+}
