@@ -56,6 +56,16 @@ t_rmmod_busy() {
 	rmmod smc_rs && insmod "$ko"
 }
 
+# Differential semantics: the same scenarios over TCP and over AF_SMC must
+# observe the same results (TCP is the oracle).
+t_semantics() {
+	local tcp=$1 smc=$2 dir
+	dir=$(mktemp -d)
+	"$here/smc_semantics" -f "$tcp" -p 7400 >"$dir/tcp.txt" &&
+		"$here/smc_semantics" -f "$smc" -p 7500 >"$dir/smc.txt" || return 1
+	diff -u "$dir/tcp.txt" "$dir/smc.txt"
+}
+
 t_reload() {
 	for _ in 1 2 3; do
 		rmmod smc_rs && insmod "$ko" || return 1
@@ -76,6 +86,8 @@ run_test "echo AF_INET6 client -> AF_SMC6 server" \
 	echo_pair smc6 inet6 ::1 ::1 7005 1048576
 run_test "50 concurrent AF_SMC connections x 256 KiB" \
 	echo_pair smc smc 127.0.0.1 127.0.0.1 7006 262144 50
+run_test "same socket semantics as TCP: AF_SMC vs AF_INET" t_semantics inet smc
+run_test "same socket semantics as TCP: AF_SMC6 vs AF_INET6" t_semantics inet6 smc6
 run_test "rmmod refused while an AF_SMC socket is open, fine after" t_rmmod_busy
 run_test "rmmod/insmod cycles" t_reload
 run_test "insmod fails cleanly while upstream smc.ko owns family 43" t_upstream_conflict

@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Socket semantics probe for the differential TCP vs AF_SMC suite.
+ *
+ *   smc_semantics -f FAMILY [-p BASEPORT]
+ *
+ * Runs a fixed list of scenarios over loopback with sockets of FAMILY (smc,
+ * smc6, inet, inet6) and prints one line per observation: "name: value",
+ * values being results or errno names. Run once with inet and once with smc
+ * (or inet6/smc6): every line must be the same, TCP is the oracle.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sockios.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef AF_SMC
+#define AF_SMC 43
+#endif
+
+static int domain, protocol, v6;
+static int port;
+
+static const char *err_name(int e)
+{
+	switch (e) {
+	case 0: return "0";
+	case EAGAIN: return "EAGAIN";
+	case EINPROGRESS: return "EINPROGRESS";
+	case EALREADY: return "EALREADY";
+	case EISCONN: return "EISCONN";
+	case ENOTCONN: return "ENOTCONN";
+	case ECONNREFUSED: return "ECONNREFUSED";
+	case ECONNRESET: return "ECONNRESET";
+	case EADDRINUSE: return "EADDRINUSE";
+	case EINVAL: return "EINVAL";
+	case EPIPE: return "EPIPE";
+	case EAFNOSUPPORT: return "EAFNOSUPPORT";
+	case EOPNOTSUPP: return "EOPNOTSUPP";
+	case ENOPROTOOPT: return "ENOPROTOOPT";
+	case EBADF: return "EBADF";
+	case EFAULT: return "EFAULT";
+	case EDESTADDRREQ: return "EDESTADDRREQ";
+	case ETIMEDOUT: return "ETIMEDOUT";
+	default: {
+		static char buf[32];
+
+		snprintf(buf, sizeof(buf), "errno%d", e);
+		return buf;
+	}
+	}
+}
+
+/* Result of a call: the value when >= 0, else the errno name. */
+static const char *res(long r)
+{
+	static char buf[32];
+
+	if (r < 0)
+		return err_name(errno);
+	snprintf(buf, sizeof(buf), "%ld", r);
+	return buf;
+}
+
+#define SHOW(name, expr) printf("%s: %s\n", name, res(expr))
+
+static socklen_t addr(struct sockaddr_storage *ss, int p)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (v6) {
+		struct sockaddr_in6 *a = (void *)ss;
+
+		a->sin6_family = AF_INET6;
+		a->sin6_addr = in6addr_loopback;
+		a->sin6_port = htons(p);
+		return sizeof(*a);
+	} else {
+		struct sockaddr_in *a = (void *)ss;
+
+		a->sin_family = AF_INET;
+		a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		a->sin_port = htons(p);
+		return sizeof(*a);
+	}
+}
+
+static int sock(void)
+{
+	int fd = socket(domain, SOCK_STREAM, protocol);
+
+	if (fd < 0) {
+		perror("socket");
+		exit(1);
+	}
+	return fd;
+}
+
+static int listener(int p)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = addr(&ss, p);
+	int one = 1, fd = sock();
+
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (void *)&ss, sl) || listen(fd, 16)) {
+		perror("listen");
+		exit(1);
+	}
+	return fd;
+}
+
+/* A connected pair: client c, accepted server s. */
+static void pair(int p, int *c, int *s, int *l)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = addr(&ss, p);
+
+	*l = listener(p);
+	*c = sock();
+	if (connect(*c, (void *)&ss, sl)) {
+		perror("connect");
+		exit(1);
+	}
+	*s = accept(*l, NULL, NULL);
+	if (*s < 0) {
+		perror("accept");
+		exit(1);
+	}
+}
+
+static const char *poll_bits(int fd, int timeout)
+{
+	static char buf[64];
+	struct pollfd p = { .fd = fd, .events = POLLIN | POLLOUT | POLLRDHUP | POLLPRI };
+
+	if (poll(&p, 1, timeout) < 0)
+		return err_name(errno);
+	snprintf(buf, sizeof(buf), "%s%s%s%s%s%s",
+		 p.revents & POLLIN ? "IN " : "", p.revents & POLLOUT ? "OUT " : "",
+		 p.revents & POLLRDHUP ? "RDHUP " : "", p.revents & POLLHUP ? "HUP " : "",
+		 p.revents & POLLERR ? "ERR " : "", p.revents & POLLPRI ? "PRI " : "");
+	return buf;
+}
+
+static int so_error(int fd)
+{
+	int e = -1;
+	socklen_t l = sizeof(e);
+
+	getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &l);
+	return e;
+}
+
+static void unconnected(void)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char b[4];
+	int fd = sock(), v;
+
+	SHOW("unconnected getpeername", getpeername(fd, (void *)&ss, &sl));
+	SHOW("unconnected send", send(fd, "x", 1, MSG_NOSIGNAL));
+	SHOW("unconnected recv", recv(fd, b, 1, MSG_DONTWAIT));
+	SHOW("unconnected shutdown", shutdown(fd, SHUT_RDWR));
+	printf("unconnected poll: %s\n", poll_bits(fd, 0));
+	SHOW("unconnected SIOCINQ", ioctl(fd, SIOCINQ, &v));
+	SHOW("unconnected accept", accept4(fd, NULL, NULL, SOCK_NONBLOCK));
+	SHOW("unconnected listen backlog 0", listen(fd, 0));
+	close(fd);
+}
+
+static void binding(void)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = addr(&ss, port + 1);
+	int a = sock(), b = sock();
+
+	SHOW("bind", bind(a, (void *)&ss, sl));
+	SHOW("bind again same socket", bind(a, (void *)&ss, sl));
+	SHOW("bind in use", bind(b, (void *)&ss, sl));
+	SHOW("bind short address", bind(b, (void *)&ss, 4));
+	sl = sizeof(ss);
+	SHOW("getsockname after bind", getsockname(a, (void *)&ss, &sl));
+	printf("getsockname port: %d\n", ntohs(((struct sockaddr_in *)&ss)->sin_port) - port);
+	printf("getsockname family: %d\n", ss.ss_family);
+	close(a);
+	close(b);
+}
+
+static void refused(void)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = addr(&ss, port + 2);
+	struct pollfd p;
+	int fd = sock();
+
+	SHOW("connect refused", connect(fd, (void *)&ss, sl));
+	close(fd);
+
+	fd = sock();
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	SHOW("nonblocking connect refused", connect(fd, (void *)&ss, sl));
+	p.fd = fd;
+	p.events = POLLOUT;
+	poll(&p, 1, 2000);
+	printf("nonblocking connect refused SO_ERROR: %s\n", err_name(so_error(fd)));
+	close(fd);
+}
+
+static void nonblocking(void)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = addr(&ss, port + 3);
+	int l = listener(port + 3), c = sock(), s, flags;
+	struct pollfd p;
+
+	fcntl(l, F_SETFL, O_NONBLOCK);
+	SHOW("accept nothing pending", accept(l, NULL, NULL));
+	printf("listener poll idle: %s\n", poll_bits(l, 0));
+	fcntl(c, F_SETFL, O_NONBLOCK);
+	SHOW("nonblocking connect", connect(c, (void *)&ss, sl));
+	p.fd = c;
+	p.events = POLLOUT;
+	poll(&p, 1, 2000);
+	printf("nonblocking connect SO_ERROR: %s\n", err_name(so_error(c)));
+	SHOW("connect again", connect(c, (void *)&ss, sl));
+	printf("listener poll pending: %s\n", poll_bits(l, 1000));
+	s = accept4(l, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	printf("accept4 ok: %d\n", s >= 0);
+	flags = fcntl(s, F_GETFL);
+	printf("accept4 O_NONBLOCK: %d\n", !!(flags & O_NONBLOCK));
+	printf("accept4 FD_CLOEXEC: %d\n", !!(fcntl(s, F_GETFD) & FD_CLOEXEC));
+	SHOW("recv empty nonblocking", recv(s, &flags, 1, 0));
+	SHOW("recv MSG_DONTWAIT", recv(c, &flags, 1, MSG_DONTWAIT));
+	close(c);
+	close(s);
+	close(l);
+}
+
+static void data(void)
+{
+	int c, s, l, v, one = 1;
+	char buf[64] = { 0 };
+	struct iovec iov[2] = { { "hello ", 6 }, { "world", 5 } };
+	socklen_t ol = sizeof(v);
+
+	pair(port + 4, &c, &s, &l);
+	printf("connected poll client: %s\n", poll_bits(c, 0));
+	SHOW("writev", writev(c, iov, 2));
+	usleep(100000);
+	SHOW("SIOCINQ", (ioctl(s, SIOCINQ, &v), v));
+	SHOW("recv MSG_PEEK", recv(s, buf, 5, MSG_PEEK));
+	SHOW("recv after peek", recv(s, buf, 5, 0));
+	printf("data: %.5s\n", buf);
+	SHOW("recv MSG_WAITALL", recv(s, buf, 6, MSG_WAITALL));
+	printf("data: %.6s\n", buf);
+	SHOW("SIOCOUTQ idle", (ioctl(c, SIOCOUTQ, &v), v));
+	SHOW("setsockopt TCP_NODELAY", setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)));
+	SHOW("getsockopt TCP_NODELAY", (getsockopt(c, IPPROTO_TCP, TCP_NODELAY, &v, &ol), v != 0));
+	SHOW("setsockopt TCP_CORK", setsockopt(c, IPPROTO_TCP, TCP_CORK, &one, sizeof(one)));
+	SHOW("setsockopt SO_KEEPALIVE", setsockopt(c, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one)));
+	SHOW("getsockopt SO_KEEPALIVE", (getsockopt(c, SOL_SOCKET, SO_KEEPALIVE, &v, &ol), v != 0));
+	SHOW("getsockopt SO_TYPE", (getsockopt(c, SOL_SOCKET, SO_TYPE, &v, &ol), v));
+	SHOW("SIOCATMARK", (ioctl(s, SIOCATMARK, &v), v));
+	{
+		struct timeval tv = { 0, 200000 };
+
+		SHOW("setsockopt SO_RCVTIMEO", setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+		SHOW("recv times out", recv(s, buf, 1, 0));
+	}
+	SHOW("send MSG_OOB", send(c, "!", 1, MSG_OOB));
+	usleep(100000);
+	SHOW("recv MSG_OOB", recv(s, buf, 1, MSG_OOB));
+	SHOW("shutdown SHUT_WR", shutdown(c, SHUT_WR));
+	usleep(100000);
+	printf("poll after peer SHUT_WR: %s\n", poll_bits(s, 0));
+	SHOW("recv after peer SHUT_WR", recv(s, buf, 1, 0));
+	SHOW("send after own SHUT_WR", send(c, "x", 1, MSG_NOSIGNAL));
+	SHOW("send to half-closed peer", send(s, "y", 1, MSG_NOSIGNAL));
+	SHOW("recv from half-closed peer", recv(c, buf, 1, 0));
+	close(s);
+	usleep(100000);
+	printf("poll after peer close: %s\n", poll_bits(c, 0));
+	close(c);
+	close(l);
+}
+
+static void reset(void)
+{
+	int c, s, l;
+	struct linger lg = { 1, 0 };
+	char b;
+
+	pair(port + 5, &c, &s, &l);
+	SHOW("SO_LINGER 0", setsockopt(s, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)));
+	close(s);
+	usleep(100000);
+	printf("poll after reset: %s\n", poll_bits(c, 0));
+	SHOW("recv after reset", recv(c, &b, 1, 0));
+	SHOW("send after reset", send(c, "x", 1, MSG_NOSIGNAL));
+	close(c);
+	close(l);
+}
+
+static void epoll_edge(void)
+{
+	int c, s, l, ep = epoll_create1(0), n;
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET | EPOLLRDHUP }, out[4];
+	char b[8];
+
+	pair(port + 6, &c, &s, &l);
+	ev.data.fd = s;
+	epoll_ctl(ep, EPOLL_CTL_ADD, s, &ev);
+	SHOW("epoll idle", epoll_wait(ep, out, 4, 0));
+	send(c, "ab", 2, 0);
+	n = epoll_wait(ep, out, 4, 1000);
+	printf("epoll after data: %d events 0x%x\n", n, n > 0 ? out[0].events : 0);
+	SHOW("epoll edge not rearmed", epoll_wait(ep, out, 4, 0));
+	recv(s, b, 1, 0);
+	SHOW("epoll edge after partial read", epoll_wait(ep, out, 4, 0));
+	send(c, "c", 1, 0);
+	n = epoll_wait(ep, out, 4, 1000);
+	printf("epoll new data: %d events 0x%x\n", n, n > 0 ? out[0].events : 0);
+	shutdown(c, SHUT_WR);
+	n = epoll_wait(ep, out, 4, 1000);
+	printf("epoll after peer SHUT_WR: %d events 0x%x\n", n, n > 0 ? out[0].events : 0);
+	close(ep);
+	close(c);
+	close(s);
+	close(l);
+}
+
+int main(int argc, char **argv)
+{
+	const char *fam = "smc";
+	int opt;
+
+	port = 7400;
+	while ((opt = getopt(argc, argv, "f:p:")) != -1) {
+		if (opt == 'f')
+			fam = optarg;
+		else if (opt == 'p')
+			port = atoi(optarg);
+	}
+	if (!strcmp(fam, "smc")) {
+		domain = AF_SMC;
+	} else if (!strcmp(fam, "smc6")) {
+		domain = AF_SMC;
+		protocol = 1;
+		v6 = 1;
+	} else if (!strcmp(fam, "inet")) {
+		domain = AF_INET;
+	} else if (!strcmp(fam, "inet6")) {
+		domain = AF_INET6;
+		v6 = 1;
+	} else {
+		fprintf(stderr, "unknown family %s\n", fam);
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	unconnected();
+	binding();
+	refused();
+	nonblocking();
+	data();
+	reset();
+	epoll_edge();
+	return 0;
+}
