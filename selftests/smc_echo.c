@@ -2,7 +2,7 @@
 /*
  * Echo test over AF_SMC, AF_INET or AF_INET6 stream sockets.
  *
- *   smc_echo server -f FAMILY -p PORT [-b ADDR] [-n CONNS]
+ *   smc_echo server -f FAMILY -p PORT [-b ADDR] [-n CONNS] [-x HOSTILE]
  *   smc_echo client -f FAMILY -a ADDR -p PORT [-s BYTES] [-n CONNS] [-w SECS]
  *   smc_echo hold -f FAMILY -p PORT
  *   smc_echo probe
@@ -13,7 +13,10 @@
  * server echoes every byte back; the client checks the echo byte for byte
  * and prints an FNV-1a checksum of the payload. Exit status 0 on success.
  * "hold" keeps a listening socket open until stdin is closed or a signal
- * arrives (for unload tests). "probe" checks that AF_SMC refuses socket
+ * arrives (for unload tests). With -x, the server plays a hostile peer: a
+ * connection that starts with a CLC proposal is answered with HOSTILE bytes
+ * (garbage, truncated, oversized, badversion, badlength, decline) before the
+ * echo; a client that then resets the connection just loses it. "probe" checks that AF_SMC refuses socket
  * types and protocols it does not implement, with upstream's errno values.
  */
 #define _GNU_SOURCE
@@ -59,6 +62,45 @@ static int port;
 static uint64_t size = 1 << 20;
 static int conns = 1;
 static int wait_secs = 20;
+static const char *hostile;
+
+static const unsigned char smcr_eyecatcher[4] = { 0xe2, 0xd4, 0xc3, 0xd9 };
+
+/* Builds the answer of a hostile peer to a CLC proposal; returns its length. */
+static size_t hostile_answer(unsigned char *b)
+{
+	memset(b, 0, 64);
+	memcpy(b, smcr_eyecatcher, 4);
+	b[4] = 4; /* decline */
+	if (!strcmp(hostile, "garbage")) {
+		memcpy(b, "HTTP/1.1 400 Bad Request\r\n\r\n", 28);
+		return 28;
+	}
+	if (!strcmp(hostile, "truncated")) {
+		b[6] = 44; b[7] = 0x20;
+		return 20; /* says 44 bytes, sends 20 */
+	}
+	if (!strcmp(hostile, "oversized")) {
+		b[5] = 0xff; b[6] = 0xff; b[7] = 0x20;
+		return 44;
+	}
+	if (!strcmp(hostile, "badversion")) {
+		b[6] = 44; b[7] = 0x00; /* version 0 */
+		memcpy(b + 40, smcr_eyecatcher, 4);
+		return 44;
+	}
+	if (!strcmp(hostile, "badlength")) {
+		b[6] = 30; b[7] = 0x20; /* a v2 decline is 44 bytes */
+		memcpy(b + 26, smcr_eyecatcher, 4);
+		return 30;
+	}
+	/* "decline": a valid v2 decline, PEERNOSMC: the client falls back on this connection */
+	b[6] = 44; b[7] = 0x20;
+	b[16] = 0x03; b[17] = 0x01;
+	b[20] = 0x20;
+	memcpy(b + 40, smcr_eyecatcher, 4);
+	return 44;
+}
 
 static void die(const char *what)
 {
@@ -135,6 +177,17 @@ static void *serve_one(void *arg)
 	uint64_t len, be;
 	static __thread char buf[65536];
 
+	if (hostile) {
+		unsigned char head[4], answer[64];
+		char prop[84];
+
+		if (recv(fd, head, 4, MSG_PEEK | MSG_WAITALL) == 4 &&
+		    !memcmp(head, smcr_eyecatcher, 4)) {
+			if (read_all(fd, prop, sizeof(prop)) ||
+			    write_all(fd, answer, hostile_answer(answer)))
+				goto out;
+		}
+	}
 	if (read_all(fd, &be, sizeof(be)))
 		goto out;
 	len = be64toh(be);
@@ -341,7 +394,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "probe"))
 		return probe();
 	optind = 2;
-	while ((opt = getopt(argc, argv, "f:a:b:p:s:n:w:")) != -1) {
+	while ((opt = getopt(argc, argv, "f:a:b:p:s:n:w:x:")) != -1) {
 		switch (opt) {
 		case 'f': famname = optarg; break;
 		case 'a': case 'b': addr_str = optarg; break;
@@ -349,6 +402,7 @@ int main(int argc, char **argv)
 		case 's': size = strtoull(optarg, NULL, 0); break;
 		case 'n': conns = atoi(optarg); break;
 		case 'w': wait_secs = atoi(optarg); break;
+		case 'x': hostile = optarg; break;
 		default: return 2;
 		}
 	}

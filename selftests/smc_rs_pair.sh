@@ -45,8 +45,35 @@ echo_option_peer() {
 	return $rc
 }
 
+# Hostile CLC peers: the option on the SYN-ACK, then a crafted answer to the
+# proposal. Each mode gets its own address on VM 2, since smc_rs remembers
+# peers that failed CLC. The smc_rs client must fall back (a valid decline)
+# or reconnect without the option (anything else), with data intact and no
+# kernel splat. A reconnect costs the server one extra connection.
+hostile_modes="garbage truncated oversized badversion badlength decline"
+
+hostile_peers() {
+	local i=20 mode pids=() rc=0 n
+	mount -t bpf bpf /sys/fs/bpf 2>/dev/null
+	bpftool prog load "$here/bpf/smc_option_echo.bpf.o" /sys/fs/bpf/smc_hostile type sockops &&
+		bpftool cgroup attach /sys/fs/cgroup sock_ops pinned /sys/fs/bpf/smc_hostile || return 1
+	for mode in $hostile_modes; do
+		i=$((i + 1))
+		n=2
+		[ "$mode" = decline ] && n=1
+		ip addr add "10.10.0.$i/24" dev eth0
+		timeout 120 smc_echo server -f inet -b "10.10.0.$i" -p 7107 -n "$n" -x "$mode" &
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do wait "$p" || rc=1; done
+	bpftool cgroup detach /sys/fs/cgroup sock_ops pinned /sys/fs/bpf/smc_hostile
+	rm -f /sys/fs/bpf/smc_hostile
+	return $rc
+}
+
 if [ "$SMC_VM" = 2 ]; then
 	run_test "TCP server echoing the SMC option without CLC (server side)" echo_option_peer
+	run_test "hostile CLC peers: $hostile_modes (server side)" hostile_peers
 else
 	run_test "smc_rs client <- TCP server echoing the SMC option without CLC: reconnects" \
 		timeout 120 smc_echo client -f smc -a "$peer" -p 7106 -s 1048576 -w 90
@@ -54,4 +81,10 @@ else
 	# last accept and this connection would be refused.
 	run_test "smc_rs client <- same server again: SMC skipped" \
 		timeout 120 smc_echo client -f smc -a "$peer" -p 7106 -s 1048576 -w 10
+	i=20
+	for mode in $hostile_modes; do
+		i=$((i + 1))
+		run_test "smc_rs client <- hostile CLC answer '$mode': falls back, data intact" \
+			timeout 60 smc_echo client -f smc -a "10.10.0.$i" -p 7107 -s 262144 -w 40
+	done
 fi
