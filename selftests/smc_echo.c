@@ -3,7 +3,7 @@
  * Echo test over AF_SMC, AF_INET or AF_INET6 stream sockets.
  *
  *   smc_echo server -f FAMILY -p PORT [-b ADDR] [-n CONNS] [-x HOSTILE]
- *   smc_echo client -f FAMILY -a ADDR -p PORT [-s BYTES] [-n CONNS] [-w SECS]
+ *   smc_echo client -f FAMILY -a ADDR -p PORT [-s BYTES] [-n CONNS] [-r ROUNDS] [-w SECS]
  *   smc_echo hold -f FAMILY -p PORT
  *   smc_echo probe
  *
@@ -11,7 +11,8 @@
  * ipproto-smc (AF_INET with IPPROTO_SMC). The client sends an 8-byte length
  * and that many random bytes on each of CONNS concurrent connections; the
  * server echoes every byte back; the client checks the echo byte for byte
- * and prints an FNV-1a checksum of the payload. Exit status 0 on success.
+ * and prints an FNV-1a checksum of the payload; with -r each of the CONNS
+ * threads makes ROUNDS connections in a row. Exit status 0 on success.
  * "hold" keeps a listening socket open until stdin is closed or a signal
  * arrives (for unload tests). With -x, the server plays a hostile peer: a
  * connection that starts with a CLC proposal is answered with HOSTILE bytes
@@ -62,6 +63,7 @@ static int port;
 static uint64_t size = 1 << 20;
 static int conns = 1;
 static int wait_secs = 20;
+static int rounds = 1;
 static const char *hostile;
 
 static const unsigned char smcr_eyecatcher[4] = { 0xe2, 0xd4, 0xc3, 0xd9 };
@@ -206,11 +208,26 @@ out:
 	return NULL;
 }
 
+static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t done_cond = PTHREAD_COND_INITIALIZER;
+static int done_count;
+
+static void *serve_and_count(void *arg)
+{
+	serve_one(arg);
+	pthread_mutex_lock(&done_lock);
+	done_count++;
+	pthread_cond_signal(&done_cond);
+	pthread_mutex_unlock(&done_lock);
+	return NULL;
+}
+
 static int server(void)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = make_addr(&ss, addr_str);
-	pthread_t *th = calloc(conns, sizeof(*th));
+	pthread_attr_t attr;
+	pthread_t th;
 	int one = 1, fd, i;
 
 	fd = socket(fam->domain, SOCK_STREAM, fam->protocol);
@@ -224,18 +241,22 @@ static int server(void)
 		die("listen");
 	printf("listening\n");
 	fflush(stdout);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
 	for (i = 0; i < conns; i++) {
 		int c = accept(fd, NULL, NULL);
 
 		if (c < 0)
 			die("accept");
-		if (pthread_create(&th[i], NULL, serve_one, (void *)(intptr_t)c))
+		if (pthread_create(&th, &attr, serve_and_count, (void *)(intptr_t)c))
 			die("pthread_create");
 	}
-	for (i = 0; i < conns; i++)
-		pthread_join(th[i], NULL);
+	pthread_mutex_lock(&done_lock);
+	while (done_count < conns)
+		pthread_cond_wait(&done_cond, &done_lock);
+	pthread_mutex_unlock(&done_lock);
 	close(fd);
-	free(th);
 	return 0;
 }
 
@@ -309,7 +330,26 @@ static int connect_retry(void)
 	}
 }
 
+static void *client_once(void *arg);
+
+/* One client thread: `rounds` connections one after the other. */
 static void *client_one(void *arg)
+{
+	struct client_result *res = arg;
+	uint64_t sum = 0;
+	int r;
+
+	for (r = 0; r < rounds; r++) {
+		client_once(res);
+		if (!res->ok)
+			return NULL;
+		sum ^= res->sum;
+	}
+	res->sum = sum;
+	return NULL;
+}
+
+static void *client_once(void *arg)
 {
 	struct client_result *res = arg;
 	unsigned char *out = malloc(size), *in = malloc(size);
@@ -378,7 +418,8 @@ static int client(void)
 		sum ^= res[i].sum;
 	}
 	printf("%s: %d connection(s) x %llu bytes echoed, %d failed, fnv1a %016llx\n",
-	       fam->name, conns, (unsigned long long)size, failed, (unsigned long long)sum);
+	       fam->name, conns * rounds, (unsigned long long)size, failed * rounds,
+	       (unsigned long long)sum);
 	return failed ? 1 : 0;
 }
 
@@ -394,7 +435,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "probe"))
 		return probe();
 	optind = 2;
-	while ((opt = getopt(argc, argv, "f:a:b:p:s:n:w:x:")) != -1) {
+	while ((opt = getopt(argc, argv, "f:a:b:p:s:n:w:x:r:")) != -1) {
 		switch (opt) {
 		case 'f': famname = optarg; break;
 		case 'a': case 'b': addr_str = optarg; break;
@@ -403,6 +444,7 @@ int main(int argc, char **argv)
 		case 'n': conns = atoi(optarg); break;
 		case 'w': wait_secs = atoi(optarg); break;
 		case 'x': hostile = optarg; break;
+		case 'r': rounds = atoi(optarg); break;
 		default: return 2;
 		}
 	}
