@@ -13,6 +13,7 @@
 #include <net/sock.h>
 #include <net/tcp.h>
 #include <net/inet_common.h>
+#include <net/net_namespace.h>
 #include <uapi/linux/smc.h>
 
 #include "smc_rs_helpers.h"

@@ -26,5 +26,6 @@ bool smc_rs_tcp_syn_smc(const struct sock *sk);
 long smc_rs_sk_swap_rcvtimeo(struct sock *sk, long timeo);
 void smc_rs_tcp_have_smc_inc(void);
 void smc_rs_tcp_have_smc_dec(void);
+void *smc_rs_net_generic(const struct net *net, unsigned int id);
 
 #endif

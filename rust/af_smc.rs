@@ -16,6 +16,7 @@ use crate::sys::socket::{
     errno, KernelSocket, MsgHdr, PollTable, SockAddr, SockAddrOut, Socket, SockoptIn, SockoptOut,
 };
 use crate::clc::{client_handshake, ClientOutcome, NonClcPeers};
+use crate::stats::{count, Event, Side};
 use crate::wire::clc::DeclineReason;
 use kernel::prelude::*;
 
@@ -91,7 +92,10 @@ fn clc_family(protocol: i32) -> Result<u32> {
 
 /// Moves a connected socket to TCP fallback: record why, and hand the file to
 /// the clcsock so that user space talks to TCP directly from now on.
-fn switch_to_fallback(sock: &Sock<'_>, st: &mut SmcSock, reason: DeclineReason) {
+fn switch_to_fallback(sock: &Sock<'_>, st: &mut SmcSock, side: Side, reason: DeclineReason) {
+    let net = sock.sk().net();
+    count(net, side, Event::Connection);
+    count(net, side, Event::Fallback(reason));
     st.state = SmcState::Fallback(reason);
     sock.set_connected();
     // Without a file (a kernel socket) the calls keep coming through our
@@ -116,25 +120,29 @@ fn connect_offering_smc(sock: &Sock<'_>, st: &mut SmcSock, addr: SockAddr<'_>, f
     clc.connect(addr, flags)?;
     match client_handshake(clc) {
         Ok(ClientOutcome::PeerNoSmc) => {
-            switch_to_fallback(sock, st, DeclineReason::PeerNoSmc);
+            switch_to_fallback(sock, st, Side::Client, DeclineReason::PeerNoSmc);
             Ok(())
         }
         Ok(ClientOutcome::Declined { reason, peer_diagnosis }) => {
             st.peer_diagnosis = peer_diagnosis;
-            switch_to_fallback(sock, st, reason);
+            switch_to_fallback(sock, st, Side::Client, reason);
             Ok(())
         }
         Ok(ClientOutcome::NotClc(_)) => {
-            NON_CLC_PEERS.insert(sock.sk().net(), &addr);
+            let net = sock.sk().net();
+            count(net, Side::Client, Event::HandshakeError);
+            count(net, Side::Client, Event::NonClcPeer);
+            NON_CLC_PEERS.insert(net, &addr);
             clc.disconnect()?;
             clc.set_syn_smc(false);
             clc.connect(addr, flags)?;
-            switch_to_fallback(sock, st, DeclineReason::PeerNoSmc);
+            switch_to_fallback(sock, st, Side::Client, DeclineReason::PeerNoSmc);
             Ok(())
         }
         // A signal or a reset in the middle of the handshake: the stream may
         // hold half a CLC message, so the connection cannot be used.
         Err(e) => {
+            count(sock.sk().net(), Side::Client, Event::HandshakeError);
             let _ = clc.disconnect();
             st.state = SmcState::Closed;
             Err(e)
@@ -182,13 +190,13 @@ impl SocketFamily for SmcFamily {
         // A too short address or a wrong family is TCP's to reject.
         match clc(sock).connect(addr, flags) {
             Ok(()) => {
-                switch_to_fallback(sock, &mut st, NO_SMC_DEVICE);
+                switch_to_fallback(sock, &mut st, Side::Client, NO_SMC_DEVICE);
                 Ok(())
             }
             // Non-blocking: the TCP handshake goes on; from now on the file is
             // TCP's, so poll and SO_ERROR report its completion exactly.
             Err(e) if e == errno(b::EINPROGRESS) => {
-                switch_to_fallback(sock, &mut st, NO_SMC_DEVICE);
+                switch_to_fallback(sock, &mut st, Side::Client, NO_SMC_DEVICE);
                 Err(e)
             }
             Err(e) => Err(e),
@@ -206,7 +214,7 @@ impl SocketFamily for SmcFamily {
 
     fn accepted(sock: &Sock<'_>) {
         let mut st = sock.sk().lock();
-        switch_to_fallback(sock, &mut st, NO_SMC_DEVICE);
+        switch_to_fallback(sock, &mut st, Side::Server, NO_SMC_DEVICE);
     }
 
     fn getname(sock: &Sock<'_>, out: SockAddrOut<'_>, peer: bool) -> Result<i32> {

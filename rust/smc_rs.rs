@@ -12,12 +12,14 @@ use kernel::prelude::*;
 
 mod af_smc;
 mod clc;
+mod stats;
 mod sys;
 #[allow(unreachable_pub, dead_code)]
 mod wire;
 
 use sys::bindings;
 use sys::family::Registration;
+use sys::pernet::PernetRegistration;
 use sys::socket::TcpSmcOption;
 
 module! {
@@ -29,17 +31,21 @@ module! {
     alias: ["net-pf-43"],
 }
 
+/// Torn down in field order: no new sockets first, then the counters.
 struct SmcRs {
     _family: Registration<af_smc::SmcFamily>,
+    _stats: PernetRegistration<stats::NetStats>,
     _tcp_option: TcpSmcOption,
 }
 
 impl kernel::Module for SmcRs {
     fn init(module: &'static ThisModule) -> Result<Self> {
+        let stats = PernetRegistration::new()?;
         let family = Registration::new(bindings::PF_SMC, c_str!("SMC"), module)?;
         pr_info!("AF_SMC (family {}) registered\n", bindings::PF_SMC);
         Ok(SmcRs {
             _family: family,
+            _stats: stats,
             _tcp_option: TcpSmcOption::enable(),
         })
     }

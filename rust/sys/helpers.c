@@ -8,6 +8,7 @@
 #include <linux/tcp.h>
 #include <net/sock.h>
 #include <net/tcp.h>
+#include <net/netns/generic.h>
 
 #include "smc_rs_helpers.h"
 
@@ -92,4 +93,9 @@ void smc_rs_tcp_have_smc_inc(void)
 void smc_rs_tcp_have_smc_dec(void)
 {
 	static_branch_dec(&tcp_have_smc);
+}
+
+void *smc_rs_net_generic(const struct net *net, unsigned int id)
+{
+	return net_generic(net, id);
 }

@@ -8,5 +8,6 @@
 
 pub(crate) mod bindings;
 pub(crate) mod family;
+pub(crate) mod pernet;
 pub(crate) mod sock;
 pub(crate) mod socket;

@@ -86,6 +86,18 @@ impl DeclineReason {
             .map_or(0, |(_, c)| *c)
     }
 
+    /// Number of distinct [`DeclineReason::index`] values.
+    pub const COUNT: usize = DECLINE_CODES.len() + 1;
+
+    /// A dense index for per-reason counters: the known reasons in table
+    /// order, then one slot for every other code.
+    pub fn index(self) -> usize {
+        DECLINE_CODES
+            .iter()
+            .position(|(r, _)| *r == self)
+            .unwrap_or(DECLINE_CODES.len())
+    }
+
     /// The reason for a code read from the wire; unknown codes are kept.
     pub fn from_code(code: u32) -> Self {
         DECLINE_CODES
@@ -915,6 +927,14 @@ mod tests {
         }
         assert_eq!(DeclineReason::from_code(0x1234_5678), DeclineReason::Other(0x1234_5678));
         assert_eq!(DeclineReason::Other(0x1234_5678).code(), 0x1234_5678);
+    }
+
+    #[test]
+    fn decline_indexes_are_dense_and_distinct() {
+        for (i, (reason, _)) in DECLINE_CODES.iter().enumerate() {
+            assert_eq!(reason.index(), i);
+        }
+        assert_eq!(DeclineReason::Other(7).index(), DeclineReason::COUNT - 1);
     }
 
     const ID: [u8; 8] = [1, 2, 3, 4, 5, 6, 7, 8];

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Per network namespace data (`register_pernet_subsys` with an id and a
+//! size): one `T` per namespace, made when the namespace is, dropped when it
+//! goes.
+
+use super::bindings;
+use super::sock::Net;
+use core::ffi::{c_int, c_uint};
+use core::marker::PhantomData;
+use core::sync::atomic::{AtomicU32, Ordering};
+use kernel::error::{Error, Result};
+use kernel::prelude::*;
+use kernel::types::Opaque;
+
+/// A type kept once per network namespace.
+pub(crate) trait PernetData: Default + Send + Sync + 'static {
+    /// Where the kernel writes the id of this type's registration (before
+    /// it calls `init` for any namespace); 0 while not registered (the
+    /// kernel never hands out 0).
+    fn id() -> &'static AtomicU32;
+}
+
+struct Tables(Opaque<bindings::pernet_operations>);
+
+// SAFETY: written before registration, read-only afterwards.
+unsafe impl Send for Tables {}
+// SAFETY: as above.
+unsafe impl Sync for Tables {}
+
+/// A registered `T` per namespace; unregisters (dropping every `T`) on drop.
+pub(crate) struct PernetRegistration<T: PernetData> {
+    tables: Pin<KBox<Tables>>,
+    _data: PhantomData<T>,
+}
+
+impl<T: PernetData> PernetRegistration<T> {
+    /// Registers `T`: every existing and future namespace gets one.
+    pub(crate) fn new() -> Result<Self> {
+        if T::id().load(Ordering::Acquire) != 0 {
+            return Err(Error::from_errno(-(bindings::EBUSY as c_int)));
+        }
+        let tables = KBox::pin(Tables(Opaque::uninit()), GFP_KERNEL)?;
+        // SAFETY: not shared yet; all-zero is a valid `pernet_operations`
+        // without callbacks, then filled in. The kernel writes the id into
+        // `T::id()`, a static that outlives the registration; an atomic's
+        // memory may be written through its pointer while no one else uses it.
+        unsafe {
+            let ops = tables.0.get();
+            ops.write(core::mem::zeroed());
+            (*ops).init = Some(init_trampoline::<T>);
+            (*ops).exit = Some(exit_trampoline::<T>);
+            (*ops).id = T::id().as_ptr().cast::<c_uint>();
+            (*ops).size = core::mem::size_of::<T>();
+        }
+        // SAFETY: `ops` is initialised and pinned for the registration's life.
+        let rc = unsafe { bindings::register_pernet_subsys(tables.0.get()) };
+        if rc != 0 {
+            T::id().store(0, Ordering::Release);
+            return Err(Error::from_errno(rc));
+        }
+        Ok(Self { tables, _data: PhantomData })
+    }
+}
+
+impl<T: PernetData> Drop for PernetRegistration<T> {
+    fn drop(&mut self) {
+        // SAFETY: registered in `new`; runs `exit` for every namespace.
+        unsafe { bindings::unregister_pernet_subsys(self.tables.0.get()) };
+        T::id().store(0, Ordering::Release);
+    }
+}
+
+/// Calls `f` with `net`'s `T`; `None` while `T` is not registered.
+pub(crate) fn with<T: PernetData, R>(net: Net, f: impl FnOnce(&T) -> R) -> Option<R> {
+    let id = T::id().load(Ordering::Acquire);
+    if id == 0 {
+        return None;
+    }
+    // SAFETY: `net` is live (invariant of `Net`) and `T` is registered under
+    // `id`, so the slot holds an initialised `T` until the namespace exits,
+    // which cannot happen while a socket of it (our caller's) exists.
+    let data = unsafe { &*bindings::smc_rs_net_generic(net.as_raw(), id).cast::<T>() };
+    Some(f(data))
+}
+
+/// # Safety
+///
+/// Called by the kernel with a new namespace whose slot for `T` is allocated.
+unsafe extern "C" fn init_trampoline<T: PernetData>(net: *mut bindings::net) -> c_int {
+    // The kernel wrote the id before calling `init`.
+    let id = T::id().load(Ordering::Acquire);
+    // SAFETY: the slot is `size_of::<T>()` zeroed bytes, suitably aligned
+    // (kzalloc), not yet initialised.
+    unsafe { bindings::smc_rs_net_generic(net, id).cast::<T>().write(T::default()) };
+    0
+}
+
+/// # Safety
+///
+/// Called by the kernel when a namespace goes; its `T` was initialised.
+unsafe extern "C" fn exit_trampoline<T: PernetData>(net: *mut bindings::net) {
+    let id = T::id().load(Ordering::Acquire);
+    if id == 0 {
+        return;
+    }
+    // SAFETY: initialised in `init_trampoline`; nobody uses it any more.
+    unsafe { core::ptr::drop_in_place(bindings::smc_rs_net_generic(net, id).cast::<T>()) };
+}
