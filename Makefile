@@ -54,7 +54,8 @@ demo: setup
 	@$(SCRIPTS)/demo.sh
 
 clean:
-	@if [ -d "$(KDIR)" ]; then PATH="$(KPATH)" $(MAKE) -C $(KDIR) M=$(TOP) clean; fi
+	@kdir=$$($(SCRIPTS)/build-kernel.sh --if-built); \
+	if [ -n "$$kdir" ]; then PATH="$(KPATH)" $(MAKE) -C $$kdir M=$(TOP) clean; fi
 	@$(MAKE) -C selftests --no-print-directory clean
 	@rm -rf wire/target
 

@@ -5,15 +5,20 @@
 # tested on. The tree is cached outside the repository, keyed by the Debian
 # kernel source version and the content of .config.fragment; a warm cache
 # returns at once. Prints the kernel tree's path on stdout.
+#
+#   build-kernel.sh            build if needed, print the path
+#   build-kernel.sh --if-built print the path if the tree is built, else nothing
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 . "$here/lib.sh"
 
-check_toolchain
+if_built=0
+[ "${1:-}" = --if-built ] && if_built=1
+[ $if_built -eq 1 ] || check_toolchain
 
-src_version=$(dpkg-query -W -f='${Version}' "linux-source-$KERNEL_SERIES")
+src_version=$(dpkg-query -W -f='${Version}' "linux-source-$KERNEL_SERIES" 2>/dev/null) || exit 0
 key=$(cat "$top/.config.fragment" "$here/kernel-config.sh" | sha256sum | cut -c1-12)
 kdir="$SMC_CACHE/linux-$src_version-$key"
 
@@ -21,6 +26,7 @@ if [ -f "$kdir/.smc_rs_built" ]; then
 	echo "$kdir"
 	exit 0
 fi
+[ $if_built -eq 0 ] || exit 0
 
 export PATH=$(kernel_path)
 jobs=$(nproc)
