@@ -5,9 +5,9 @@
 # loads the chosen SMC module, runs the command, and leaves the command's exit
 # status, the kernel log and a kmemleak report in the shared output folder.
 #
-#   vm-guest.sh N MOD OUT CMD
+#   vm-guest.sh N MOD OUT CMDFILE
 set -u
-n=$1 mod=$2 out=$3 cmd=$4
+n=$1 mod=$2 out=$3 cmdfile=$4
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 
@@ -48,7 +48,7 @@ esac
 [ -w /sys/kernel/debug/kmemleak ] && echo clear >/sys/kernel/debug/kmemleak
 touch "$out/vm$n.ready"
 
-bash -c "$cmd"
+bash "$cmdfile"
 rc=$?
 
 # kmemleak reports objects unreferenced for 5 s or more: wait, then scan

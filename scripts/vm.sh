@@ -34,9 +34,12 @@ accel=--disable-kvm
 # its pid is left in vm_pid.
 start_vm() {
 	local n=$1 mod=$2 cmd=$3 net=${4:-} cpus=${5:-1}
+	# The command travels as a file in the shared folder: no quoting through
+	# virtme-ng's own shell.
+	printf '%s\n' "$cmd" >"$out/vm$n.cmd"
 	local -a args=(--run "$kdir" $accel --cpus "$cpus" --memory 2G --verbose
 		--rodir "$top" --rwdir "$out"
-		--exec "bash $here/vm-guest.sh $n '$mod' '$out' $(printf '%q' "$cmd")")
+		--exec "bash $here/vm-guest.sh $n $mod $out $out/vm$n.cmd")
 	[ -n "$net" ] && args+=("--qemu-opts=$net")
 	# vng refuses to run without a terminal-less stdin in some versions.
 	PATH=$(kernel_path) timeout "$timeout_s" vng "${args[@]}" </dev/null >"$out/vm$n.log" 2>&1 &
