@@ -140,11 +140,12 @@ fn connect_offering_smc(sock: &Sock<'_>, st: &mut SmcSock, addr: SockAddr<'_>, f
             Ok(())
         }
         // A signal or a reset in the middle of the handshake: the stream may
-        // hold half a CLC message, so the connection cannot be used.
+        // hold half a CLC message, so this connection cannot be used. Drop
+        // it and stay unconnected: a restarted or repeated connect() starts
+        // afresh, as it can after an interrupted TCP connect.
         Err(e) => {
             count(sock.sk().net(), Side::Client, Event::HandshakeError);
             let _ = clc.disconnect();
-            st.state = SmcState::Closed;
             Err(e)
         }
     }
