@@ -86,7 +86,7 @@ vm_run() {
 	local name=$1 dir=$out/$1
 	shift
 	mkdir -p "$dir"
-	if SMC_VM_OUT=$dir "$here/vm.sh" "$@" >"$dir/vm.out" 2>&1; then
+	if SMC_VM_OUT=$dir SMC_VM_RXE=${rxe:-1} "$here/vm.sh" "$@" >"$dir/vm.out" 2>&1; then
 		record "ok - $name VM run: commands finished, no kernel splat"
 	else
 		record "not ok - $name VM run: commands finished, no kernel splat"
@@ -101,5 +101,7 @@ vm_run() {
 vm_run single single smc_rs "$top/selftests/smc_rs_single.sh"
 # 4. Two VMs: smc_rs on VM 1, upstream smc.ko on VM 2, both directions.
 vm_run pair pair smc_rs "$top/selftests/smc_rs_pair.sh" upstream "$top/selftests/smc_rs_pair.sh"
+# 5. The same pair without rxe devices: negotiation only.
+rxe=0 vm_run pair-norxe pair smc_rs "$top/selftests/smc_rs_pair_norxe.sh" upstream "$top/selftests/smc_rs_pair_norxe.sh"
 
 finish

@@ -11,6 +11,9 @@
 # with a UEID set so SMC-Rv2 can work over rxe) or none. Each VM gets an rxe
 # device on eth0; VM n has address 10.10.0.n/24 and fd00::n/64.
 #
+# SMC_VM_RXE=0 leaves the rxe devices out (SMC-R impossible: a pure CLC
+# negotiation test).
+#
 # Results land in $SMC_VM_OUT (default: a fresh temporary directory), which
 # the guests see read-write: vmN.log (console), vmN.dmesg, vmN.rc, plus
 # whatever the commands write to $SMC_OUT. Exit status: 0 when every command
@@ -37,6 +40,7 @@ start_vm() {
 	# The command travels as a file in the shared folder: no quoting through
 	# virtme-ng's own shell.
 	printf '%s\n' "$cmd" >"$out/vm$n.cmd"
+	echo "${SMC_VM_RXE:-1}" >"$out/vm$n.rxe"
 	local -a args=(--run "$kdir" $accel --cpus "$cpus" --memory 2G --verbose
 		--rodir "$top" --rwdir "$out"
 		--exec "bash $here/vm-guest.sh $n $mod $out $out/vm$n.cmd")
