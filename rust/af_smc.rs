@@ -9,14 +9,14 @@
 //! that every later call is TCP's own, with TCP's exact semantics and no
 //! extra cost; `release` undoes the redirection.
 
+use crate::clc::{client_handshake, ClientOutcome, NonClcPeers};
+use crate::stats::{count, Event, Side};
 use crate::sys::bindings as b;
 use crate::sys::family::{AcceptArg, SocketFamily};
 use crate::sys::sock::{Net, SockState};
 use crate::sys::socket::{
     errno, KernelSocket, MsgHdr, PollTable, SockAddr, SockAddrOut, Socket, SockoptIn, SockoptOut,
 };
-use crate::clc::{client_handshake, ClientOutcome, NonClcPeers};
-use crate::stats::{count, Event, Side};
 use crate::wire::clc::DeclineReason;
 use kernel::prelude::*;
 
@@ -114,7 +114,12 @@ static NON_CLC_PEERS: NonClcPeers = NonClcPeers::new();
 /// then the CLC handshake. A peer that echoed the option without speaking
 /// CLC gets the connection made again without the option, within this same
 /// `connect()`, and is remembered so that later connections skip SMC.
-fn connect_offering_smc(sock: &Sock<'_>, st: &mut SmcSock, addr: SockAddr<'_>, flags: i32) -> Result {
+fn connect_offering_smc(
+    sock: &Sock<'_>,
+    st: &mut SmcSock,
+    addr: SockAddr<'_>,
+    flags: i32,
+) -> Result {
     let clc = clc(sock);
     clc.set_syn_smc(true);
     clc.connect(addr, flags)?;
@@ -123,7 +128,10 @@ fn connect_offering_smc(sock: &Sock<'_>, st: &mut SmcSock, addr: SockAddr<'_>, f
             switch_to_fallback(sock, st, Side::Client, DeclineReason::PeerNoSmc);
             Ok(())
         }
-        Ok(ClientOutcome::Declined { reason, peer_diagnosis }) => {
+        Ok(ClientOutcome::Declined {
+            reason,
+            peer_diagnosis,
+        }) => {
             st.peer_diagnosis = peer_diagnosis;
             switch_to_fallback(sock, st, Side::Client, reason);
             Ok(())

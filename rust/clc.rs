@@ -82,7 +82,10 @@ enum RecvError {
 }
 
 /// Reads one whole CLC message into `buf`, header first.
-fn recv_message(clc: &KernelSocket, buf: &mut [u8; MAX_MESSAGE_LEN]) -> core::result::Result<Header, RecvError> {
+fn recv_message(
+    clc: &KernelSocket,
+    buf: &mut [u8; MAX_MESSAGE_LEN],
+) -> core::result::Result<Header, RecvError> {
     let timed_out = |e: Error| {
         if e == errno(b::EAGAIN) {
             RecvError::Clc(ClcError::Truncated)
@@ -90,13 +93,17 @@ fn recv_message(clc: &KernelSocket, buf: &mut [u8; MAX_MESSAGE_LEN]) -> core::re
             RecvError::Os(e)
         }
     };
-    let n = clc.recv_exact(&mut buf[..HEADER_LEN], CLC_WAIT_MS).map_err(timed_out)?;
+    let n = clc
+        .recv_exact(&mut buf[..HEADER_LEN], CLC_WAIT_MS)
+        .map_err(timed_out)?;
     if n < HEADER_LEN {
         return Err(RecvError::Clc(ClcError::Truncated));
     }
     let header = Header::parse(&buf[..HEADER_LEN]).map_err(RecvError::Clc)?;
     let len = header.length as usize;
-    let n = clc.recv_exact(&mut buf[HEADER_LEN..len], CLC_WAIT_MS).map_err(timed_out)?;
+    let n = clc
+        .recv_exact(&mut buf[HEADER_LEN..len], CLC_WAIT_MS)
+        .map_err(timed_out)?;
     if n < len - HEADER_LEN {
         return Err(RecvError::Clc(ClcError::Truncated));
     }
@@ -121,14 +128,16 @@ impl NonClcPeers {
     pub(crate) const fn new() -> Self {
         #[allow(clippy::declare_interior_mutable_const)]
         const EMPTY: AtomicU64 = AtomicU64::new(0);
-        NonClcPeers { slots: [EMPTY; Self::SLOTS] }
+        NonClcPeers {
+            slots: [EMPTY; Self::SLOTS],
+        }
     }
 
     fn key(net: Net, addr: &[u8]) -> u32 {
         let fnv = |h: u32, bytes: &[u8]| {
-            bytes
-                .iter()
-                .fold(h, |h, byte| (h ^ u32::from(*byte)).wrapping_mul(0x0100_0193))
+            bytes.iter().fold(h, |h, byte| {
+                (h ^ u32::from(*byte)).wrapping_mul(0x0100_0193)
+            })
         };
         let h = fnv(0x811c_9dc5, &(net.as_raw() as usize).to_ne_bytes());
         fnv(h, addr) | 1 // never 0, the empty slot's key

@@ -47,13 +47,10 @@ pub(crate) trait SocketFamily: SockState + Sized {
     fn ioctl(sock: &Socket<'_, Self>, cmd: u32, arg: usize) -> Result<i32>;
     fn listen(sock: &Socket<'_, Self>, backlog: i32) -> Result;
     fn shutdown(sock: &Socket<'_, Self>, how: i32) -> Result;
-    fn setsockopt(sock: &Socket<'_, Self>, level: i32, name: i32, val: SockoptIn<'_>)
-        -> Result;
-    fn getsockopt(sock: &Socket<'_, Self>, level: i32, name: i32, out: SockoptOut<'_>)
-        -> Result;
+    fn setsockopt(sock: &Socket<'_, Self>, level: i32, name: i32, val: SockoptIn<'_>) -> Result;
+    fn getsockopt(sock: &Socket<'_, Self>, level: i32, name: i32, out: SockoptOut<'_>) -> Result;
     fn sendmsg(sock: &Socket<'_, Self>, msg: MsgHdr<'_>, len: usize) -> Result<i32>;
-    fn recvmsg(sock: &Socket<'_, Self>, msg: MsgHdr<'_>, len: usize, flags: i32)
-        -> Result<i32>;
+    fn recvmsg(sock: &Socket<'_, Self>, msg: MsgHdr<'_>, len: usize, flags: i32) -> Result<i32>;
 }
 
 /// The C tables of a registered family. They live in a pinned allocation
@@ -82,7 +79,11 @@ pub(crate) struct Registration<F: SocketFamily> {
 
 impl<F: SocketFamily> Registration<F> {
     /// Registers protocol family `family` under `name`.
-    pub(crate) fn new(family: u32, name: &'static CStr, module: &'static ThisModule) -> Result<Self> {
+    pub(crate) fn new(
+        family: u32,
+        name: &'static CStr,
+        module: &'static ThisModule,
+    ) -> Result<Self> {
         let tables = KBox::pin(
             Tables {
                 proto: Opaque::uninit(),
@@ -91,8 +92,8 @@ impl<F: SocketFamily> Registration<F> {
             },
             GFP_KERNEL,
         )?;
-        // SAFETY: the tables are not shared yet; every field is a C struct for
-        // which all-zero is the valid "no callback" value, then filled in.
+        // Every field is a C struct for which all-zero means "no callback".
+        // SAFETY: the tables are not shared yet, so writing them is exclusive.
         unsafe {
             let proto = tables.proto.get();
             proto.write(core::mem::zeroed());
@@ -131,27 +132,33 @@ impl<F: SocketFamily> Registration<F> {
             TABLES.store(null_mut(), Ordering::Release);
             return Err(Error::from_errno(rc));
         }
-        // SAFETY: `family` is initialised and pinned; `sock_register` fails
-        // with -EEXIST when the family is already taken (e.g. by smc.ko).
+        // `sock_register` fails with -EEXIST when the family is taken (smc.ko).
+        // SAFETY: `family` is initialised and pinned for the registration's life.
         let rc = unsafe { bindings::sock_register(tables.family.get()) };
         if rc != 0 {
             // SAFETY: registered just above.
             unsafe { bindings::proto_unregister(tables.proto.get()) };
             TABLES.store(null_mut(), Ordering::Release);
             if rc == -(bindings::EEXIST as c_int) {
-                pr_err!("protocol family {} is already registered (is smc.ko loaded?)\n", family);
+                pr_err!(
+                    "protocol family {} is already registered (is smc.ko loaded?)\n",
+                    family
+                );
             }
             return Err(Error::from_errno(rc));
         }
-        Ok(Self { tables, _family: PhantomData })
+        Ok(Self {
+            tables,
+            _family: PhantomData,
+        })
     }
 }
 
 impl<F: SocketFamily> Drop for Registration<F> {
     fn drop(&mut self) {
-        // SAFETY: registered in `new`; `sock_unregister` waits for concurrent
-        // `create` calls (RCU), after which no new socket can appear, and the
-        // module reference of each socket means none is left at unload.
+        // `sock_unregister` waits for concurrent `create` calls (RCU); the
+        // module reference each socket holds means none is left at unload.
+        // SAFETY: both were registered in `new` and are unregistered once.
         unsafe {
             bindings::sock_unregister((*self.tables.family.get()).family);
             bindings::proto_unregister(self.tables.proto.get());
@@ -176,17 +183,24 @@ unsafe fn install<F: SocketFamily>(
     if tables.is_null() {
         return Err(errno(bindings::EAFNOSUPPORT));
     }
-    // SAFETY: `tables` stays valid while the family is registered, which it
-    // is while `create`/`accept` run (sock_unregister waits for them).
+    // `sock_unregister` waits for running `create`/`accept` calls.
+    // SAFETY: so `tables` is valid: the family is registered while they run.
     let (proto, ops) = unsafe { ((*tables).proto.get(), (*tables).ops.get()) };
     // SAFETY: `net` is live; `proto` is registered.
-    let sk = unsafe { bindings::smc_rs_sk_alloc(net.as_raw(), bindings::PF_SMC as c_int, proto, kern as c_int) };
+    let sk = unsafe {
+        bindings::smc_rs_sk_alloc(
+            net.as_raw(),
+            bindings::PF_SMC as c_int,
+            proto,
+            kern as c_int,
+        )
+    };
     if sk.is_null() {
         // `state` is dropped here, releasing what it owns.
         return Err(errno(bindings::ENOBUFS));
     }
-    // SAFETY: `sk` is fresh from `sk_alloc` with our proto, unseen by others;
-    // `sock` is live and has no `sk` (caller).
+    // `sk` is fresh from `sk_alloc` with our proto and unseen by others.
+    // SAFETY: so it and the live `sock` without `sk` (caller) are ours to set up.
     unsafe {
         SmcSk::<F>::init_state(sk, shared, locked);
         (*sock).ops = ops;
@@ -231,8 +245,8 @@ fn vtable<F: SocketFamily>(family: u32, module: &'static ThisModule) -> bindings
 ///
 /// Called by the socket layer for `sk_destruct` of one of our sockets.
 unsafe extern "C" fn destruct_trampoline<F: SocketFamily>(sk: *mut bindings::sock) {
-    // SAFETY: the last reference is gone; the state was initialised in
-    // `install` before the destructor was set.
+    // The state was initialised in `install` before the destructor was set.
+    // SAFETY: the last reference is gone, so this is the only access.
     unsafe { SmcSk::<F>::drop_state(sk) };
 }
 
@@ -276,9 +290,9 @@ unsafe extern "C" fn release_trampoline<F: SocketFamily>(sock: *mut bindings::so
     if sk.is_null() {
         return 0;
     }
-    // SAFETY: `sock` is live and `sk` is set: a socket we installed. A file
-    // redirected to the TCP fallback points back at us again before the
-    // protocol releases that TCP socket.
+    // A file redirected to the TCP fallback points back at us again before
+    // the protocol releases that TCP socket.
+    // SAFETY: `sock` is live and `sk` is set: a socket we installed.
     unsafe {
         let file = (*sock).file;
         if !file.is_null() && (*file).private_data != sock.cast() {
@@ -294,8 +308,9 @@ unsafe extern "C" fn release_trampoline<F: SocketFamily>(sock: *mut bindings::so
         let s = unsafe { socket::<F>(sock) };
         F::release(&s);
     }
-    // SAFETY: detach the socket from the file, then drop the reference
-    // `sk_alloc` gave us; timers or work still holding one keep it alive.
+    // Detach the socket from the file, then drop the reference `sk_alloc`
+    // gave us; timers or work still holding one keep it alive.
+    // SAFETY: `sk` is live until that last `sock_put`, after which it is unused.
     unsafe {
         bindings::smc_rs_lock_sock(sk);
         bindings::smc_rs_sock_orphan(sk);
@@ -344,13 +359,16 @@ unsafe extern "C" fn accept_trampoline<F: SocketFamily>(
 ) -> c_int {
     // SAFETY: our socket, live for the call; `arg` is the caller's.
     let (s, arg) = unsafe { (socket::<F>(sock), &mut *arg) };
-    let a = AcceptArg { flags: arg.flags, kern: arg.kern };
+    let a = AcceptArg {
+        flags: arg.flags,
+        kern: arg.kern,
+    };
     from_result(|| {
         let state = F::accept(&s, &a)?;
         let sk = s.sk();
         let new = NewSocket::new(newsock);
-        // SAFETY: `newsock` has no `sk` yet (contract); the listener's
-        // namespace is live while the listener is.
+        // The listener's namespace is live while the listener is.
+        // SAFETY: `newsock` has no `sk` yet (`proto_ops::accept` contract).
         unsafe { install::<F>(new.raw, sk.net(), i32::from(sk.protocol()), a.kern, state) }?;
         // SAFETY: installed just above.
         let ns = unsafe { socket::<F>(newsock) };
@@ -401,7 +419,10 @@ unsafe extern "C" fn ioctl_trampoline<F: SocketFamily>(
 /// # Safety
 ///
 /// `proto_ops::listen` contract.
-unsafe extern "C" fn listen_trampoline<F: SocketFamily>(sock: *mut bindings::socket, backlog: c_int) -> c_int {
+unsafe extern "C" fn listen_trampoline<F: SocketFamily>(
+    sock: *mut bindings::socket,
+    backlog: c_int,
+) -> c_int {
     // SAFETY: our socket, live for the call.
     let s = unsafe { socket::<F>(sock) };
     from_result(|| F::listen(&s, backlog).map(|_| 0))
@@ -410,7 +431,10 @@ unsafe extern "C" fn listen_trampoline<F: SocketFamily>(sock: *mut bindings::soc
 /// # Safety
 ///
 /// `proto_ops::shutdown` contract.
-unsafe extern "C" fn shutdown_trampoline<F: SocketFamily>(sock: *mut bindings::socket, how: c_int) -> c_int {
+unsafe extern "C" fn shutdown_trampoline<F: SocketFamily>(
+    sock: *mut bindings::socket,
+    how: c_int,
+) -> c_int {
     // SAFETY: our socket, live for the call.
     let s = unsafe { socket::<F>(sock) };
     from_result(|| F::shutdown(&s, how).map(|_| 0))

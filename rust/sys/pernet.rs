@@ -41,10 +41,10 @@ impl<T: PernetData> PernetRegistration<T> {
             return Err(Error::from_errno(-(bindings::EBUSY as c_int)));
         }
         let tables = KBox::pin(Tables(Opaque::uninit()), GFP_KERNEL)?;
-        // SAFETY: not shared yet; all-zero is a valid `pernet_operations`
-        // without callbacks, then filled in. The kernel writes the id into
-        // `T::id()`, a static that outlives the registration; an atomic's
-        // memory may be written through its pointer while no one else uses it.
+        // All-zero is a `pernet_operations` without callbacks. The kernel
+        // writes the id into `T::id()`, a static that outlives the
+        // registration, while no one else uses it.
+        // SAFETY: not shared yet, so writing the operations is exclusive.
         unsafe {
             let ops = tables.0.get();
             ops.write(core::mem::zeroed());
@@ -59,7 +59,10 @@ impl<T: PernetData> PernetRegistration<T> {
             T::id().store(0, Ordering::Release);
             return Err(Error::from_errno(rc));
         }
-        Ok(Self { tables, _data: PhantomData })
+        Ok(Self {
+            tables,
+            _data: PhantomData,
+        })
     }
 }
 
@@ -77,9 +80,9 @@ pub(crate) fn with<T: PernetData, R>(net: Net, f: impl FnOnce(&T) -> R) -> Optio
     if id == 0 {
         return None;
     }
-    // SAFETY: `net` is live (invariant of `Net`) and `T` is registered under
-    // `id`, so the slot holds an initialised `T` until the namespace exits,
-    // which cannot happen while a socket of it (our caller's) exists.
+    // The slot holds an initialised `T` until the namespace exits, which
+    // cannot happen while a socket of it (our caller's) exists.
+    // SAFETY: `net` is live (invariant of `Net`) and `T` is registered as `id`.
     let data = unsafe { &*bindings::smc_rs_net_generic(net.as_raw(), id).cast::<T>() };
     Some(f(data))
 }
@@ -90,9 +93,12 @@ pub(crate) fn with<T: PernetData, R>(net: Net, f: impl FnOnce(&T) -> R) -> Optio
 unsafe extern "C" fn init_trampoline<T: PernetData>(net: *mut bindings::net) -> c_int {
     // The kernel wrote the id before calling `init`.
     let id = T::id().load(Ordering::Acquire);
-    // SAFETY: the slot is `size_of::<T>()` zeroed bytes, suitably aligned
-    // (kzalloc), not yet initialised.
-    unsafe { bindings::smc_rs_net_generic(net, id).cast::<T>().write(T::default()) };
+    // SAFETY: the slot is `size_of::<T>()` uninitialised, kzalloc-aligned bytes.
+    unsafe {
+        bindings::smc_rs_net_generic(net, id)
+            .cast::<T>()
+            .write(T::default())
+    };
     0
 }
 

@@ -46,8 +46,8 @@ impl<S: SockState> SmcSk<S> {
     /// `sk` must have been allocated from the AF_SMC proto whose state type is
     /// `S`, with its state initialised, and must stay alive for `'a`.
     pub(crate) unsafe fn from_raw<'a>(sk: *mut bindings::sock) -> &'a Self {
-        // SAFETY: `SmcSk` is `repr(C)` with the `struct sock` first, so the
-        // pointers are the same; liveness for `'a` is the caller's promise.
+        // `SmcSk` is `repr(C)` with the `struct sock` first: same pointer.
+        // SAFETY: liveness for `'a` and the state type are the caller's promise.
         unsafe { &*sk.cast::<Self>() }
     }
 
@@ -64,9 +64,8 @@ impl<S: SockState> SmcSk<S> {
     /// and must not be reachable by anyone else yet.
     pub(crate) unsafe fn init_state(sk: *mut bindings::sock, shared: S::Shared, locked: S::Locked) {
         let this = sk.cast::<Self>();
-        // SAFETY: the object is `obj_size == size_of::<Self>()` bytes, so the
-        // fields are in bounds; nobody else can see them yet, so writing
-        // without dropping the (zeroed) previous content is correct.
+        // The object is `obj_size == size_of::<Self>()` bytes: fields in bounds.
+        // SAFETY: unseen by others; the zeroed old content needs no drop.
         unsafe {
             addr_of_mut!((*this).shared).write(shared);
             addr_of_mut!((*this).locked).write(UnsafeCell::new(locked));
@@ -81,8 +80,7 @@ impl<S: SockState> SmcSk<S> {
     /// initialised; nobody can reach the socket any more.
     pub(crate) unsafe fn drop_state(sk: *mut bindings::sock) {
         let this = sk.cast::<Self>();
-        // SAFETY: the state was initialised (caller) and this is the only
-        // access left (the reference count reached zero).
+        // SAFETY: initialised (caller); the only access left (no references).
         unsafe {
             core::ptr::drop_in_place(addr_of_mut!((*this).locked));
             core::ptr::drop_in_place(addr_of_mut!((*this).shared));
@@ -156,8 +154,8 @@ impl<S: SockState> Deref for SockGuard<'_, S> {
     type Target = S::Locked;
 
     fn deref(&self) -> &S::Locked {
-        // SAFETY: the socket lock is held for the guard's lifetime, which by
-        // the `SmcSk` invariant gives exclusive access to the locked state.
+        // By the `SmcSk` invariant the lock gives exclusive access to `locked`.
+        // SAFETY: the socket lock is held for the guard's lifetime.
         unsafe { &*self.sk.locked.get() }
     }
 }

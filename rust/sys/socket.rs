@@ -43,8 +43,8 @@ impl<'a> SockAddr<'a> {
         if self.ptr.is_null() || self.len < 2 {
             return None;
         }
-        // SAFETY: the socket layer guarantees `len` readable bytes at `ptr`
-        // (a kernel copy of the caller's address), checked to cover the family.
+        // The socket layer copied `len` bytes of the caller's address to `ptr`.
+        // SAFETY: `len` was checked above to cover the family field.
         let family = u32::from(unsafe { (*self.ptr).sa_family });
         let (off, n) = match family {
             bindings::AF_INET => (4, 4),
@@ -126,9 +126,9 @@ impl KernelSocket {
             )
         })?;
         let sock = NonNull::new(res).ok_or_else(|| errno(bindings::ENOMEM))?;
-        // SAFETY: a socket fresh from `sock_create_kern` has a live `sk`. Its
-        // TCP timers may run after we release it, so it must pin the namespace
-        // like a user socket does.
+        // Its TCP timers may run after we release it, so it must pin the
+        // namespace like a user socket does.
+        // SAFETY: a socket fresh from `sock_create_kern` has a live `sk`.
         unsafe { bindings::sk_net_refcnt_upgrade((*res).sk) };
         // INVARIANT: created above, `file` is NULL, owned from here on.
         Ok(Self { sock })
@@ -146,8 +146,8 @@ impl KernelSocket {
     /// Asks TCP to carry the SMC experimental option on the SYN (or on the
     /// SYN-ACKs of a listener, for SYNs that carried it).
     pub(crate) fn set_syn_smc(&self, on: bool) {
-        // SAFETY: live TCP socket (invariant); TCP reads the flag only when it
-        // builds or answers a SYN, under its own socket lock.
+        // TCP reads the flag only when it builds or answers a SYN.
+        // SAFETY: live TCP socket (invariant), not yet connecting or listening.
         unsafe { bindings::smc_rs_tcp_set_syn_smc(self.sk_raw(), on) };
     }
 
@@ -164,12 +164,14 @@ impl KernelSocket {
 
     /// Sends all of `data` (blocking).
     pub(crate) fn send_all(&self, data: &[u8]) -> Result {
-        let mut vec = bindings::kvec { iov_base: data.as_ptr() as *mut _, iov_len: data.len() };
+        let mut vec = bindings::kvec {
+            iov_base: data.as_ptr() as *mut _,
+            iov_len: data.len(),
+        };
         // SAFETY: all-zero is an empty message header (no name, no control).
         let mut msg: bindings::msghdr = unsafe { core::mem::zeroed() };
         msg.msg_flags = bindings::MSG_NOSIGNAL as c_uint;
-        // SAFETY: live socket; `vec` describes `data`, which outlives the call
-        // and is only read.
+        // SAFETY: live socket; `vec` describes `data`, which outlives the call.
         let n = unsafe { bindings::kernel_sendmsg(self.raw(), &mut msg, &mut vec, 1, data.len()) };
         match to_count(n)? as usize {
             n if n == data.len() => Ok(()),
@@ -180,12 +182,15 @@ impl KernelSocket {
     /// Receives exactly `buf.len()` bytes, waiting at most `timeout_ms`.
     /// Returns fewer bytes only when the peer closed; times out with `EAGAIN`.
     pub(crate) fn recv_exact(&self, buf: &mut [u8], timeout_ms: u32) -> Result<usize> {
-        let mut vec = bindings::kvec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+        let mut vec = bindings::kvec {
+            iov_base: buf.as_mut_ptr().cast(),
+            iov_len: buf.len(),
+        };
         // SAFETY: all-zero is an empty message header.
         let mut msg: bindings::msghdr = unsafe { core::mem::zeroed() };
         let timeo = kernel::time::msecs_to_jiffies(timeout_ms) as core::ffi::c_long;
-        // SAFETY: live socket; the receive timeout is ours to set while we own
-        // the socket and no one else receives on it.
+        // The receive timeout is ours to set: no one else receives on it.
+        // SAFETY: live socket (invariant).
         let old = unsafe { bindings::smc_rs_sk_swap_rcvtimeo(self.sk_raw(), timeo) };
         // SAFETY: live socket; `vec` describes `buf`, which outlives the call.
         let n = unsafe {
@@ -206,12 +211,20 @@ impl KernelSocket {
     /// Drops the connection (RST) so that the socket can connect again,
     /// like `connect(AF_UNSPEC)`.
     pub(crate) fn disconnect(&self) -> Result {
-        let f = self.ops().connect.ok_or_else(|| errno(bindings::EOPNOTSUPP))?;
+        let f = self
+            .ops()
+            .connect
+            .ok_or_else(|| errno(bindings::EOPNOTSUPP))?;
         // SAFETY: all-zero is an `AF_UNSPEC` address.
         let mut unspec: bindings::sockaddr = unsafe { core::mem::zeroed() };
         // SAFETY: live socket; `unspec` is a valid address of the given length.
         to_result(unsafe {
-            f(self.raw(), &mut unspec, core::mem::size_of::<bindings::sockaddr>() as c_int, 0)
+            f(
+                self.raw(),
+                &mut unspec,
+                core::mem::size_of::<bindings::sockaddr>() as c_int,
+                0,
+            )
         })
     }
 
@@ -224,7 +237,10 @@ impl KernelSocket {
 
     /// `connect(2)`; `flags` are the file flags (`O_NONBLOCK`).
     pub(crate) fn connect(&self, addr: SockAddr<'_>, flags: i32) -> Result {
-        let f = self.ops().connect.ok_or_else(|| errno(bindings::EOPNOTSUPP))?;
+        let f = self
+            .ops()
+            .connect
+            .ok_or_else(|| errno(bindings::EOPNOTSUPP))?;
         // SAFETY: as in `bind`.
         to_result(unsafe { f(self.raw(), addr.ptr, addr.len, flags) })
     }
@@ -248,7 +264,10 @@ impl KernelSocket {
 
     /// `getsockname(2)` / `getpeername(2)`; returns the address length.
     pub(crate) fn getname(&self, out: SockAddrOut<'_>, peer: bool) -> Result<i32> {
-        let f = self.ops().getname.ok_or_else(|| errno(bindings::EOPNOTSUPP))?;
+        let f = self
+            .ops()
+            .getname
+            .ok_or_else(|| errno(bindings::EOPNOTSUPP))?;
         // SAFETY: live socket; `out` is a kernel `sockaddr_storage`.
         to_count(unsafe { f(self.raw(), out.ptr, peer as c_int) })
     }
@@ -265,14 +284,20 @@ impl KernelSocket {
 
     /// `ioctl(2)`.
     pub(crate) fn ioctl(&self, cmd: u32, arg: usize) -> Result<i32> {
-        let f = self.ops().ioctl.ok_or_else(|| errno(bindings::ENOIOCTLCMD))?;
+        let f = self
+            .ops()
+            .ioctl
+            .ok_or_else(|| errno(bindings::ENOIOCTLCMD))?;
         // SAFETY: live socket; `arg` is the caller's untouched ioctl argument.
         to_count(unsafe { f(self.raw(), cmd as c_uint, arg as c_ulong) })
     }
 
     /// `shutdown(2)`.
     pub(crate) fn shutdown(&self, how: i32) -> Result {
-        let f = self.ops().shutdown.ok_or_else(|| errno(bindings::EOPNOTSUPP))?;
+        let f = self
+            .ops()
+            .shutdown
+            .ok_or_else(|| errno(bindings::EOPNOTSUPP))?;
         // SAFETY: live socket.
         to_result(unsafe { f(self.raw(), how) })
     }
@@ -285,28 +310,40 @@ impl KernelSocket {
                 bindings::sock_setsockopt(self.raw(), level, name, val.val, val.len)
             });
         }
-        let f = self.ops().setsockopt.ok_or_else(|| errno(bindings::EOPNOTSUPP))?;
+        let f = self
+            .ops()
+            .setsockopt
+            .ok_or_else(|| errno(bindings::EOPNOTSUPP))?;
         // SAFETY: as above.
         to_result(unsafe { f(self.raw(), level, name, val.val, val.len) })
     }
 
     /// `getsockopt(2)` at a level other than `SOL_SOCKET`.
     pub(crate) fn getsockopt(&self, level: i32, name: i32, out: SockoptOut<'_>) -> Result {
-        let f = self.ops().getsockopt.ok_or_else(|| errno(bindings::EOPNOTSUPP))?;
+        let f = self
+            .ops()
+            .getsockopt
+            .ok_or_else(|| errno(bindings::EOPNOTSUPP))?;
         // SAFETY: live socket; `out` holds the caller's user pointers.
         to_result(unsafe { f(self.raw(), level, name, out.val, out.len) })
     }
 
     /// `sendmsg(2)`; returns the bytes queued.
     pub(crate) fn sendmsg(&self, msg: MsgHdr<'_>, len: usize) -> Result<i32> {
-        let f = self.ops().sendmsg.ok_or_else(|| errno(bindings::EOPNOTSUPP))?;
+        let f = self
+            .ops()
+            .sendmsg
+            .ok_or_else(|| errno(bindings::EOPNOTSUPP))?;
         // SAFETY: live socket; `msg` is the current call's message.
         to_count(unsafe { f(self.raw(), msg.ptr, len) })
     }
 
     /// `recvmsg(2)`; returns the bytes received.
     pub(crate) fn recvmsg(&self, msg: MsgHdr<'_>, len: usize, flags: i32) -> Result<i32> {
-        let f = self.ops().recvmsg.ok_or_else(|| errno(bindings::EOPNOTSUPP))?;
+        let f = self
+            .ops()
+            .recvmsg
+            .ok_or_else(|| errno(bindings::EOPNOTSUPP))?;
         // SAFETY: as in `sendmsg`.
         to_count(unsafe { f(self.raw(), msg.ptr, len, flags) })
     }
@@ -314,8 +351,8 @@ impl KernelSocket {
 
 impl Drop for KernelSocket {
     fn drop(&mut self) {
-        // SAFETY: owned live socket, released once (invariant); its `file` is
-        // NULL (invariant), so `sock_release` frees the inode too.
+        // Its `file` is NULL (invariant), so `sock_release` frees the inode too.
+        // SAFETY: owned live socket, released once (invariant).
         unsafe { bindings::sock_release(self.raw()) };
     }
 }
@@ -336,7 +373,10 @@ impl<'a, S: SockState> Socket<'a, S> {
     ///
     /// `raw` must satisfy the type invariant for `'a`.
     pub(crate) unsafe fn from_raw(raw: *mut bindings::socket) -> Self {
-        Socket { raw, _sk: PhantomData }
+        Socket {
+            raw,
+            _sk: PhantomData,
+        }
     }
 
     /// The SMC `struct sock` behind this socket.
@@ -347,8 +387,8 @@ impl<'a, S: SockState> Socket<'a, S> {
 
     /// Marks the socket connected (`SS_CONNECTED`), as `getpeername` expects.
     pub(crate) fn set_connected(&self) {
-        // SAFETY: `state` is only written by the owning protocol, in process
-        // context, under the socket lock held by our caller.
+        // `state` is only written by the owning protocol, in process context.
+        // SAFETY: the socket is live and our caller holds its socket lock.
         unsafe { (*self.raw).state = bindings::socket_state_SS_CONNECTED };
     }
 
@@ -358,9 +398,9 @@ impl<'a, S: SockState> Socket<'a, S> {
     /// on it). `release` still reaches us through the inode and undoes this.
     /// Returns false when the socket has no file (not yet accepted).
     pub(crate) fn redirect_file_to(&self, clc: &KernelSocket) -> bool {
-        // SAFETY: `raw` is live; `file` is NULL or the live file that holds it.
         // The TCP socket is owned by this SMC socket and outlives the
         // redirection: `release` restores the file before it releases `clc`.
+        // SAFETY: `raw` is live; `file` is NULL or the live file that holds it.
         unsafe {
             let file = (*self.raw).file;
             if file.is_null() {
@@ -387,38 +427,62 @@ pub(crate) struct NewSocket<'a> {
 /// trampolines only.
 impl<'a> SockAddr<'a> {
     pub(super) fn new(ptr: *mut bindings::sockaddr, len: c_int) -> Self {
-        SockAddr { ptr, len, _call: PhantomData }
+        SockAddr {
+            ptr,
+            len,
+            _call: PhantomData,
+        }
     }
 }
 
 impl<'a> SockAddrOut<'a> {
     pub(super) fn new(ptr: *mut bindings::sockaddr) -> Self {
-        SockAddrOut { ptr, _call: PhantomData }
+        SockAddrOut {
+            ptr,
+            _call: PhantomData,
+        }
     }
 }
 
 impl<'a> MsgHdr<'a> {
     pub(super) fn new(ptr: *mut bindings::msghdr) -> Self {
-        MsgHdr { ptr, _call: PhantomData }
+        MsgHdr {
+            ptr,
+            _call: PhantomData,
+        }
     }
 }
 
 impl<'a> PollTable<'a> {
     pub(super) fn new(file: *mut bindings::file, wait: *mut bindings::poll_table_struct) -> Self {
-        PollTable { file, wait, _call: PhantomData }
+        PollTable {
+            file,
+            wait,
+            _call: PhantomData,
+        }
     }
 }
 
 impl<'a> SockoptIn<'a> {
     pub(super) fn new(val: bindings::sockptr_t, len: c_uint) -> Self {
-        SockoptIn { val, len, _call: PhantomData }
+        SockoptIn {
+            val,
+            len,
+            _call: PhantomData,
+        }
     }
 
     /// Applies a `SOL_SOCKET` option to the SMC socket itself.
     pub(crate) fn apply_to_own<S: SockState>(self, sock: &Socket<'_, S>, name: i32) -> Result {
         // SAFETY: live socket of the current call; `val` is the call's buffer.
         to_result(unsafe {
-            bindings::sock_setsockopt(sock.raw, bindings::SOL_SOCKET as c_int, name, self.val, self.len)
+            bindings::sock_setsockopt(
+                sock.raw,
+                bindings::SOL_SOCKET as c_int,
+                name,
+                self.val,
+                self.len,
+            )
         })
     }
 
@@ -428,10 +492,14 @@ impl<'a> SockoptIn<'a> {
             return Err(errno(bindings::EINVAL));
         }
         let mut v: c_int = 0;
-        // SAFETY: `v` is a valid destination of `size_of::<c_int>()` bytes and
         // `copy_from_sockptr` checks the (user or kernel) source itself.
+        // SAFETY: `v` is a valid destination of `size_of::<c_int>()` bytes.
         let left = unsafe {
-            bindings::smc_rs_copy_from_sockptr((&mut v as *mut c_int).cast(), self.val, core::mem::size_of::<c_int>())
+            bindings::smc_rs_copy_from_sockptr(
+                (&mut v as *mut c_int).cast(),
+                self.val,
+                core::mem::size_of::<c_int>(),
+            )
         };
         if left != 0 {
             return Err(errno(bindings::EFAULT));
@@ -442,7 +510,11 @@ impl<'a> SockoptIn<'a> {
 
 impl<'a> SockoptOut<'a> {
     pub(super) fn new(val: *mut c_char, len: *mut c_int) -> Self {
-        SockoptOut { val, len, _call: PhantomData }
+        SockoptOut {
+            val,
+            len,
+            _call: PhantomData,
+        }
     }
 
     /// Writes an `int` option value back to user space, as `getsockopt` does.
@@ -453,14 +525,21 @@ impl<'a> SockoptOut<'a> {
             return Err(errno(bindings::EINVAL));
         }
         let len = (len as usize).min(INT);
-        UserSlice::new(self.len as usize, INT).writer().write(&(len as i32))?;
-        UserSlice::new(self.val as usize, len).writer().write_slice(&v.to_ne_bytes()[..len])
+        UserSlice::new(self.len as usize, INT)
+            .writer()
+            .write(&(len as i32))?;
+        UserSlice::new(self.val as usize, len)
+            .writer()
+            .write_slice(&v.to_ne_bytes()[..len])
     }
 }
 
 impl<'a> NewSocket<'a> {
     pub(super) fn new(raw: *mut bindings::socket) -> Self {
-        NewSocket { raw, _call: PhantomData }
+        NewSocket {
+            raw,
+            _call: PhantomData,
+        }
     }
 }
 

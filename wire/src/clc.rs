@@ -107,7 +107,6 @@ impl DeclineReason {
     }
 }
 
-
 /// Errors found in a received CLC message. Each one ends the handshake with
 /// a decline (or a fallback) and is counted; none is ever a panic.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -334,7 +333,10 @@ impl<'a> Writer<'a> {
     }
 
     fn put(&mut self, data: &[u8]) -> Result<(), ClcError> {
-        let end = self.pos.checked_add(data.len()).ok_or(ClcError::BufferTooSmall)?;
+        let end = self
+            .pos
+            .checked_add(data.len())
+            .ok_or(ClcError::BufferTooSmall)?;
         self.buf
             .get_mut(self.pos..end)
             .ok_or(ClcError::BufferTooSmall)?
@@ -372,8 +374,14 @@ impl<'a> Writer<'a> {
         Ok(())
     }
 
-    fn header(&mut self, kind: MsgType, len: usize, version: u8, typev1: SmcType, typev2: u8)
-        -> Result<(), ClcError> {
+    fn header(
+        &mut self,
+        kind: MsgType,
+        len: usize,
+        version: u8,
+        typev1: SmcType,
+        typev2: u8,
+    ) -> Result<(), ClcError> {
         self.put(&EYECATCHER_SMCR)?;
         self.u8(kind as u8)?;
         self.be16(u16::try_from(len).map_err(|_| ClcError::BadLength)?)?;
@@ -499,7 +507,11 @@ impl Decline {
         if h.kind != MsgType::Decline {
             return Err(ClcError::BadType);
         }
-        let want = if h.version == SMC_V1 { DECLINE_LEN_V1 } else { DECLINE_LEN_V2 };
+        let want = if h.version == SMC_V1 {
+            DECLINE_LEN_V1
+        } else {
+            DECLINE_LEN_V2
+        };
         if h.length as usize != want {
             return Err(ClcError::BadLength);
         }
@@ -539,7 +551,11 @@ pub struct LocalInfo {
 
 impl LocalInfo {
     fn read(r: &mut Reader<'_>) -> Result<Self, ClcError> {
-        Ok(LocalInfo { peer_id: r.array()?, gid: r.array()?, mac: r.array()? })
+        Ok(LocalInfo {
+            peer_id: r.array()?,
+            gid: r.array()?,
+            mac: r.array()?,
+        })
     }
 
     fn write(&self, w: &mut Writer<'_>) -> Result<(), ClcError> {
@@ -649,7 +665,10 @@ impl<'a> Proposal<'a> {
             return Ok(Proposal {
                 header,
                 local,
-                ipv4_prefix: Some(Ipv4Prefix { subnet, len: prefix_len }),
+                ipv4_prefix: Some(Ipv4Prefix {
+                    subnet,
+                    len: prefix_len,
+                }),
                 ipv6_prefixes,
                 v2: None,
             });
@@ -705,16 +724,32 @@ impl<'a> Proposal<'a> {
                 ism_gid_count,
             });
         }
-        let v1_len = if header.typev1 != SmcType::N { PROPOSAL_PREFIX_LEN + v6_len } else { 0 };
+        let v1_len = if header.typev1 != SmcType::N {
+            PROPOSAL_PREFIX_LEN + v6_len
+        } else {
+            0
+        };
         if len != PROPOSAL_BASE_LEN + PROPOSAL_SMCD_LEN + v1_len + v2_len + TRAILER_LEN {
             return Err(ClcError::BadLength);
         }
         let (ipv4_prefix, ipv6_prefixes) = if header.typev1 != SmcType::N {
-            (Some(Ipv4Prefix { subnet, len: prefix_len }), p.bytes(v6_len)?)
+            (
+                Some(Ipv4Prefix {
+                    subnet,
+                    len: prefix_len,
+                }),
+                p.bytes(v6_len)?,
+            )
         } else {
             (None, &msg[..0])
         };
-        Ok(Proposal { header, local, ipv4_prefix, ipv6_prefixes, v2 })
+        Ok(Proposal {
+            header,
+            local,
+            ipv4_prefix,
+            ipv6_prefixes,
+            v2,
+        })
     }
 }
 
@@ -753,12 +788,20 @@ pub fn encode_proposal(p: &ProposalParams<'_>, buf: &mut [u8]) -> Result<usize, 
         return Err(ClcError::BadLayout);
     }
     let v1_len = if p.v1 { PROPOSAL_PREFIX_LEN } else { 0 };
-    let v2_len = if p.v2 { V2_EXT_LEN + p.ueids.len() * EID_LEN } else { 0 };
+    let v2_len = if p.v2 {
+        V2_EXT_LEN + p.ueids.len() * EID_LEN
+    } else {
+        0
+    };
     let len = PROPOSAL_BASE_LEN + PROPOSAL_SMCD_LEN + v1_len + v2_len + TRAILER_LEN;
     // Linux always sends a v2 header; a v1-only peer reads the v1 part.
     let version = SMC_V2;
     let typev1 = if p.v1 { SmcType::R } else { SmcType::N };
-    let typev2 = if p.v2 { SmcType::R as u8 } else { SmcType::N as u8 };
+    let typev2 = if p.v2 {
+        SmcType::R as u8
+    } else {
+        SmcType::N as u8
+    };
     let mut w = Writer::new(buf, len)?;
     w.header(MsgType::Proposal, len, version, typev1, typev2)?;
     p.local.write(&mut w)?;
@@ -766,7 +809,11 @@ pub fn encode_proposal(p: &ProposalParams<'_>, buf: &mut [u8]) -> Result<usize, 
     w.be16(if p.v1 { PROPOSAL_SMCD_LEN as u16 } else { 0 })?;
     // SMC-D area: no ISM device; only the v2 extension offset.
     w.zeros(10)?;
-    let v2_off = if p.v2 { PROPOSAL_SMCD_LEN - SMCD_V2_EXT_OFFSET_END + v1_len } else { 0 };
+    let v2_off = if p.v2 {
+        PROPOSAL_SMCD_LEN - SMCD_V2_EXT_OFFSET_END + v1_len
+    } else {
+        0
+    };
     w.be16(v2_off as u16)?;
     w.zeros(PROPOSAL_SMCD_LEN - SMCD_V2_EXT_OFFSET_END)?;
     if p.v1 {
@@ -925,7 +972,10 @@ mod tests {
             assert_eq!(DeclineReason::from_code(code), reason);
             assert_eq!(reason.code(), code);
         }
-        assert_eq!(DeclineReason::from_code(0x1234_5678), DeclineReason::Other(0x1234_5678));
+        assert_eq!(
+            DeclineReason::from_code(0x1234_5678),
+            DeclineReason::Other(0x1234_5678)
+        );
         assert_eq!(DeclineReason::Other(0x1234_5678).code(), 0x1234_5678);
     }
 
@@ -968,7 +1018,9 @@ mod tests {
     }
 
     const UEID: &[u8; 32] = b"SMC-RS-TESTBED                  ";
-    const ROCE_GID: [u8; 16] = [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x50, 0x54, 0, 0xff, 0xfe, 0x5c, 0, 1];
+    const ROCE_GID: [u8; 16] = [
+        0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x50, 0x54, 0, 0xff, 0xfe, 0x5c, 0, 1,
+    ];
 
     /// What upstream Linux sends over rxe: an SMC-Rv2-only proposal
     /// (typev1 N, so no prefix area of its own) with one UEID.
@@ -978,8 +1030,8 @@ mod tests {
         b[4] = 1;
         b[5..7].copy_from_slice(&156u16.to_be_bytes());
         b[7] = 0x22; // version 2, typev2 R, typev1 N
-        // local info (8..38) stays zero without a v1 offer; iparea_offset 0
-        // SMC-D area at 40: v2 extension offset at 50..52
+                     // local info (8..38) stays zero without a v1 offer; iparea_offset 0
+                     // SMC-D area at 40: v2 extension offset at 50..52
         b[50..52].copy_from_slice(&28u16.to_be_bytes());
         // v2 extension at 40 + 12 + 28 = 80
         b[80] = 1; // one UEID
@@ -1108,12 +1160,19 @@ mod tests {
     #[test]
     fn proposal_v1_and_v2_round_trip() {
         let ueids = [*UEID, [b'X'; 32]];
-        let local = LocalInfo { peer_id: ID, gid: ROCE_GID, mac: [2, 0, 0, 0, 0, 1] };
+        let local = LocalInfo {
+            peer_id: ID,
+            gid: ROCE_GID,
+            mac: [2, 0, 0, 0, 0, 1],
+        };
         let params = ProposalParams {
             v1: true,
             v2: true,
             local,
-            ipv4_prefix: Ipv4Prefix { subnet: 0x0a0a_0000, len: 24 },
+            ipv4_prefix: Ipv4Prefix {
+                subnet: 0x0a0a_0000,
+                len: 24,
+            },
             roce_gid: ROCE_GID,
             ueids: &ueids,
             release: 1,
@@ -1125,7 +1184,13 @@ mod tests {
         let n = encode_proposal(&params, &mut buf).unwrap();
         let p = Proposal::parse(&buf[..n]).unwrap();
         assert_eq!(p.local, local);
-        assert_eq!(p.ipv4_prefix, Some(Ipv4Prefix { subnet: 0x0a0a_0000, len: 24 }));
+        assert_eq!(
+            p.ipv4_prefix,
+            Some(Ipv4Prefix {
+                subnet: 0x0a0a_0000,
+                len: 24
+            })
+        );
         assert_eq!(p.header.typev1, SmcType::R);
         assert_eq!(p.v2.unwrap().ueids().count(), 2);
     }
@@ -1146,8 +1211,21 @@ mod tests {
         let b = proposal_v1_bytes();
         let p = Proposal::parse(&b).unwrap();
         assert_eq!(p.local.peer_id, ID);
-        assert_eq!(p.ipv4_prefix, Some(Ipv4Prefix { subnet: 0x0a0a_0000, len: 24 }));
-        let v6: [([u8; 16], u8); 1] = [({ let mut a = [0u8; 16]; a[0] = 0xfd; a }, 64)];
+        assert_eq!(
+            p.ipv4_prefix,
+            Some(Ipv4Prefix {
+                subnet: 0x0a0a_0000,
+                len: 24
+            })
+        );
+        let v6: [([u8; 16], u8); 1] = [(
+            {
+                let mut a = [0u8; 16];
+                a[0] = 0xfd;
+                a
+            },
+            64,
+        )];
         assert!(p.ipv6_prefixes().eq(v6.iter().copied()));
         assert!(p.v2.is_none());
     }
@@ -1236,14 +1314,20 @@ mod tests {
         b[7] = 0;
         assert_eq!(Header::parse(&b), Err(ClcError::BadVersion));
         // HTTP is not CLC.
-        assert_eq!(Header::parse(b"GET / HTTP/1.1\r\n"), Err(ClcError::BadEyecatcher));
+        assert_eq!(
+            Header::parse(b"GET / HTTP/1.1\r\n"),
+            Err(ClcError::BadEyecatcher)
+        );
     }
 
     #[test]
     fn wrong_message_kind_is_rejected() {
         assert_eq!(Proposal::parse(&decline_v1_bytes()), Err(ClcError::BadType));
         assert_eq!(Decline::parse(&accept_v1_bytes()), Err(ClcError::BadType));
-        assert_eq!(SmcrAcceptConfirm::parse(&proposal_v2_bytes()), Err(ClcError::BadType));
+        assert_eq!(
+            SmcrAcceptConfirm::parse(&proposal_v2_bytes()),
+            Err(ClcError::BadType)
+        );
     }
 
     #[test]
