@@ -7,6 +7,7 @@
 #define SMC_RS_HELPERS_H
 
 #include <linux/sockptr.h>
+#include <linux/workqueue.h>
 #include <net/sock.h>
 
 struct sock *smc_rs_sk_alloc(struct net *net, int family, struct proto *prot,
@@ -27,5 +28,7 @@ long smc_rs_sk_swap_rcvtimeo(struct sock *sk, long timeo);
 void smc_rs_tcp_have_smc_inc(void);
 void smc_rs_tcp_have_smc_dec(void);
 void *smc_rs_net_generic(const struct net *net, unsigned int id);
+void smc_rs_init_work(struct work_struct *work, work_func_t func);
+bool smc_rs_queue_work(struct workqueue_struct *wq, struct work_struct *work);
 
 #endif

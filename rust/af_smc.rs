@@ -13,22 +13,27 @@ use crate::clc::{client_handshake, ClientOutcome, NonClcPeers};
 use crate::stats::{count, Event, Side};
 use crate::sys::bindings as b;
 use crate::sys::family::{AcceptArg, SocketFamily};
-use crate::sys::sock::{Net, SockState};
+use crate::sys::sock::{Net, SmcSk, SockState};
 use crate::sys::socket::{
-    errno, KernelSocket, MsgHdr, PollTable, SockAddr, SockAddrOut, Socket, SockoptIn, SockoptOut,
+    errno, with_user_socket, KernelSocket, MsgHdr, PollTable, SavedAddr, SockAddr, SockAddrOut,
+    Socket, SockoptIn, SockoptOut, EPOLLIN, EPOLLOUT, EPOLLRDNORM, EPOLLWRNORM,
 };
 use crate::wire::clc::DeclineReason;
+use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::prelude::*;
 
 /// Where an SMC socket is in its life.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) enum SmcState {
     /// Created, possibly bound; no connection yet.
     Init,
+    /// A non-blocking connect offering SMC: TCP and CLC handshakes run in
+    /// the socket's work item, towards the saved address.
+    Connecting(SavedAddr),
     /// Listening for connections.
     Listen,
-    /// Connected over TCP: SMC could not be used, for `reason`.
-    Fallback(DeclineReason),
+    /// Connected over TCP: SMC could not be used, for this reason.
+    Fallback(#[expect(dead_code, reason = "reported by the diagnostics interfaces")] DeclineReason),
     /// Released.
     Closed,
 }
@@ -39,6 +44,9 @@ pub(crate) struct SmcShared {
     /// released when the last reference to the SMC socket goes, which for a
     /// socket nothing else holds is in `close()`.
     clcsock: KernelSocket,
+    /// A non-blocking connect's handshakes are running: poll must not report
+    /// the TCP socket ready before they are done.
+    connecting: AtomicBool,
 }
 
 /// Per-socket state behind the socket lock.
@@ -56,6 +64,46 @@ pub(crate) struct SmcFamily;
 impl SockState for SmcFamily {
     type Shared = SmcShared;
     type Locked = SmcSock;
+
+    /// The rest of a non-blocking connect: wait for TCP, run the CLC
+    /// handshake, fall back, and let pollers see the outcome.
+    fn run_work(sk: &SmcSk<Self>) {
+        let mut st = sk.lock();
+        let SmcState::Connecting(mut saved) = st.state else {
+            return;
+        };
+        let clc = &sk.shared().clcsock;
+        // Waits for the TCP handshake the connect() call started. That wait
+        // consumes the socket error and marks the socket connected, which the
+        // application must see for itself: put both back.
+        let tcp = match clc.connect(saved.addr(), 0) {
+            Ok(()) => {
+                clc.mark_connecting();
+                Ok(())
+            }
+            Err(e) if e == errno(b::EISCONN) => Ok(()),
+            Err(e) => {
+                clc.restore_error(e);
+                Err(e)
+            }
+        };
+        let outcome = with_user_socket(&mut st, |sock, st| {
+            let res = tcp.and_then(|()| finish_smc_connect(sock, st, saved.addr(), 0));
+            if res.is_err() {
+                // TCP failed or the handshake broke: from now on the file is
+                // TCP's, which reports the error (SO_ERROR, poll).
+                st.state = SmcState::Init;
+                sock.redirect_file_to(clc);
+            }
+        });
+        if outcome.is_none() {
+            // Closed meanwhile (release aborted the clcsock and waits for us).
+            st.state = SmcState::Closed;
+        }
+        sk.shared().connecting.store(false, Ordering::Release);
+        drop(st);
+        clc.wake_waiters();
+    }
 }
 
 type Sock<'a> = Socket<'a, SmcFamily>;
@@ -67,7 +115,10 @@ fn clc<'a>(sock: &Sock<'a>) -> &'a KernelSocket {
 
 fn new_sock(clcsock: KernelSocket) -> (SmcShared, SmcSock) {
     (
-        SmcShared { clcsock },
+        SmcShared {
+            clcsock,
+            connecting: AtomicBool::new(false),
+        },
         SmcSock {
             state: SmcState::Init,
             peer_diagnosis: 0,
@@ -123,6 +174,55 @@ fn connect_offering_smc(
     let clc = clc(sock);
     clc.set_syn_smc(true);
     clc.connect(addr, flags)?;
+    finish_smc_connect(sock, st, addr, flags)
+}
+
+/// A non-blocking connect that offers SMC: start the TCP handshake, and
+/// leave the rest to the socket's work item; until it is done, poll reports
+/// nothing and sends and receives would block.
+fn connect_offering_smc_nonblocking(
+    sock: &Sock<'_>,
+    st: &mut SmcSock,
+    addr: SockAddr<'_>,
+    flags: i32,
+) -> Result {
+    let clc = clc(sock);
+    clc.set_syn_smc(true);
+    match clc.connect(addr, flags) {
+        Ok(()) => {}
+        Err(e) if e == errno(b::EINPROGRESS) => {}
+        Err(e) => return Err(e),
+    }
+    let sk = sock.sk();
+    st.state = SmcState::Connecting(addr.save());
+    sk.shared().connecting.store(true, Ordering::Release);
+    if !sk.schedule_work() {
+        // Not queued (no queue): give up on this connect like TCP would.
+        sk.shared().connecting.store(false, Ordering::Release);
+        st.state = SmcState::Init;
+        clc.abort();
+        return Err(errno(b::ENOMEM));
+    }
+    Err(errno(b::EINPROGRESS))
+}
+
+/// Waits for a non-blocking connect's handshakes before a send or receive;
+/// `EAGAIN` for a non-blocking call.
+fn wait_connected(sock: &Sock<'_>, flags: u32) -> Result {
+    let sk = sock.sk();
+    if !sk.shared().connecting.load(Ordering::Acquire) {
+        return Ok(());
+    }
+    if flags & b::MSG_DONTWAIT != 0 {
+        return Err(errno(b::EAGAIN));
+    }
+    sk.flush_work();
+    Ok(())
+}
+
+/// The part of an SMC connect after the TCP handshake: CLC, then fallback.
+fn finish_smc_connect(sock: &Sock<'_>, st: &mut SmcSock, addr: SockAddr<'_>, flags: i32) -> Result {
+    let clc = clc(sock);
     match client_handshake(clc) {
         Ok(ClientOutcome::PeerNoSmc) => {
             switch_to_fallback(sock, st, Side::Client, DeclineReason::PeerNoSmc);
@@ -170,13 +270,18 @@ impl SocketFamily for SmcFamily {
 
     fn release(sock: &Sock<'_>) {
         let sk = sock.sk();
+        if sk.shared().connecting.load(Ordering::Acquire) {
+            // Unblock the work item's handshake, then wait for it.
+            clc(sock).abort();
+        }
+        sk.cancel_work();
         sk.lock().state = SmcState::Closed;
         sk.set_flag(b::sock_flags_SOCK_DEAD);
     }
 
     fn bind(sock: &Sock<'_>, addr: SockAddr<'_>) -> Result {
         let st = sock.sk().lock();
-        if st.state != SmcState::Init {
+        if !matches!(st.state, SmcState::Init) {
             return Err(errno(b::EINVAL));
         }
         clc(sock).bind(addr)
@@ -186,16 +291,18 @@ impl SocketFamily for SmcFamily {
         let mut st = sock.sk().lock();
         match st.state {
             SmcState::Init => {}
+            SmcState::Connecting(_) => return Err(errno(b::EALREADY)),
             SmcState::Fallback(_) => return Err(errno(b::EISCONN)),
             SmcState::Listen | SmcState::Closed => return Err(errno(b::EINVAL)),
         }
         let nonblocking = flags & b::O_NONBLOCK as i32 != 0;
-        if !nonblocking && !NON_CLC_PEERS.contains(sock.sk().net(), &addr) {
-            return connect_offering_smc(sock, &mut st, addr, flags);
+        if !NON_CLC_PEERS.contains(sock.sk().net(), &addr) {
+            if !nonblocking {
+                return connect_offering_smc(sock, &mut st, addr, flags);
+            }
+            return connect_offering_smc_nonblocking(sock, &mut st, addr, flags);
         }
-        // A non-blocking connect does not offer SMC (yet): the CLC handshake
-        // would have to run after connect() returned. Neither does one to a
-        // peer known to echo the option without speaking CLC.
+        // A peer known to echo the option without speaking CLC gets plain TCP.
         // A too short address or a wrong family is TCP's to reject.
         match clc(sock).connect(addr, flags) {
             Ok(()) => {
@@ -213,7 +320,7 @@ impl SocketFamily for SmcFamily {
     }
 
     fn accept(sock: &Sock<'_>, arg: &AcceptArg) -> Result<(SmcShared, SmcSock)> {
-        if sock.sk().lock().state != SmcState::Listen {
+        if !matches!(sock.sk().lock().state, SmcState::Listen) {
             return Err(errno(b::EINVAL));
         }
         // Waits on the TCP listener without our lock, so that poll and other
@@ -232,8 +339,13 @@ impl SocketFamily for SmcFamily {
 
     fn poll(sock: &Sock<'_>, pt: PollTable<'_>) -> u32 {
         // Waiters queue on the clcsock: it is what wakes them, before and
-        // after a fallback.
-        clc(sock).poll(pt)
+        // after a fallback (the connect work item wakes them when done).
+        let mask = clc(sock).poll(pt);
+        if sock.sk().shared().connecting.load(Ordering::Acquire) {
+            // Connected to TCP is not connected yet: CLC is still running.
+            return mask & !(EPOLLIN | EPOLLRDNORM | EPOLLOUT | EPOLLWRNORM);
+        }
+        mask
     }
 
     fn ioctl(sock: &Sock<'_>, cmd: u32, arg: usize) -> Result<i32> {
@@ -288,10 +400,12 @@ impl SocketFamily for SmcFamily {
     }
 
     fn sendmsg(sock: &Sock<'_>, msg: MsgHdr<'_>, len: usize) -> Result<i32> {
+        wait_connected(sock, msg.flags())?;
         clc(sock).sendmsg(msg, len)
     }
 
     fn recvmsg(sock: &Sock<'_>, msg: MsgHdr<'_>, len: usize, flags: i32) -> Result<i32> {
+        wait_connected(sock, flags as u32)?;
         clc(sock).recvmsg(msg, len, flags)
     }
 }

@@ -20,6 +20,7 @@ mod wire;
 use sys::bindings;
 use sys::family::Registration;
 use sys::pernet::PernetRegistration;
+use sys::sock::HandshakeQueue;
 use sys::socket::TcpSmcOption;
 
 module! {
@@ -31,9 +32,11 @@ module! {
     alias: ["net-pf-43"],
 }
 
-/// Torn down in field order: no new sockets first, then the counters.
+/// Torn down in field order: no new sockets first, then the handshake queue
+/// is drained, then the counters go.
 struct SmcRs {
     _family: Registration<af_smc::SmcFamily>,
+    _handshakes: HandshakeQueue,
     _stats: PernetRegistration<stats::NetStats>,
     _tcp_option: TcpSmcOption,
 }
@@ -41,10 +44,12 @@ struct SmcRs {
 impl kernel::Module for SmcRs {
     fn init(module: &'static ThisModule) -> Result<Self> {
         let stats = PernetRegistration::new()?;
+        let handshakes = HandshakeQueue::new()?;
         let family = Registration::new(bindings::PF_SMC, c_str!("SMC"), module)?;
         pr_info!("AF_SMC (family {}) registered\n", bindings::PF_SMC);
         Ok(SmcRs {
             _family: family,
+            _handshakes: handshakes,
             _stats: stats,
             _tcp_option: TcpSmcOption::enable(),
         })

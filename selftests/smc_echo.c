@@ -3,7 +3,7 @@
  * Echo test over AF_SMC, AF_INET or AF_INET6 stream sockets.
  *
  *   smc_echo server -f FAMILY -p PORT [-b ADDR] [-n CONNS] [-x HOSTILE]
- *   smc_echo client -f FAMILY -a ADDR -p PORT [-s BYTES] [-n CONNS] [-r ROUNDS] [-w SECS]
+ *   smc_echo client -f FAMILY -a ADDR -p PORT [-s BYTES] [-n CONNS] [-r ROUNDS] [-w SECS] [-N]
  *   smc_echo hold -f FAMILY -p PORT
  *   smc_echo probe
  *
@@ -12,7 +12,8 @@
  * and that many random bytes on each of CONNS concurrent connections; the
  * server echoes every byte back; the client checks the echo byte for byte
  * and prints an FNV-1a checksum of the payload; with -r each of the CONNS
- * threads makes ROUNDS connections in a row. Exit status 0 on success.
+ * threads makes ROUNDS connections in a row; -N connects non-blocking
+ * (poll for POLLOUT, then SO_ERROR). Exit status 0 on success.
  * "hold" keeps a listening socket open until stdin is closed or a signal
  * arrives (for unload tests). With -x, the server plays a hostile peer: a
  * connection that starts with a CLC proposal is answered with HOSTILE bytes
@@ -23,6 +24,8 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -64,6 +67,7 @@ static uint64_t size = 1 << 20;
 static int conns = 1;
 static int wait_secs = 20;
 static int rounds = 1;
+static int nonblocking_connect;
 static const char *hostile;
 
 static const unsigned char smcr_eyecatcher[4] = { 0xe2, 0xd4, 0xc3, 0xd9 };
@@ -320,8 +324,26 @@ static int connect_retry(void)
 
 		if (fd < 0)
 			die("socket");
-		if (!connect(fd, (struct sockaddr *)&ss, sl))
+		if (nonblocking_connect) {
+			/* connect(O_NONBLOCK), wait for POLLOUT, read SO_ERROR. */
+			struct pollfd p = { .fd = fd, .events = POLLOUT };
+			int err = 0;
+			socklen_t el = sizeof(err);
+
+			fcntl(fd, F_SETFL, O_NONBLOCK);
+			if (connect(fd, (struct sockaddr *)&ss, sl) && errno != EINPROGRESS)
+				err = errno;
+			else if (poll(&p, 1, wait_secs * 1000) != 1)
+				err = ETIMEDOUT;
+			else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el))
+				err = errno;
+			fcntl(fd, F_SETFL, 0);
+			if (!err)
+				return fd;
+			errno = err;
+		} else if (!connect(fd, (struct sockaddr *)&ss, sl)) {
 			return fd;
+		}
 		if ((errno != ECONNREFUSED && errno != EHOSTUNREACH &&
 		     errno != ENETUNREACH && errno != ETIMEDOUT) || time(NULL) > end)
 			die("connect");
@@ -435,7 +457,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "probe"))
 		return probe();
 	optind = 2;
-	while ((opt = getopt(argc, argv, "f:a:b:p:s:n:w:x:r:")) != -1) {
+	while ((opt = getopt(argc, argv, "f:a:b:p:s:n:w:x:r:N")) != -1) {
 		switch (opt) {
 		case 'f': famname = optarg; break;
 		case 'a': case 'b': addr_str = optarg; break;
@@ -445,6 +467,7 @@ int main(int argc, char **argv)
 		case 'w': wait_secs = atoi(optarg); break;
 		case 'x': hostile = optarg; break;
 		case 'r': rounds = atoi(optarg); break;
+		case 'N': nonblocking_connect = 1; break;
 		default: return 2;
 		}
 	}

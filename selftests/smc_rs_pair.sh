@@ -28,6 +28,13 @@ step 7102 2 smc smc "upstream server <- smc_rs AF_SMC client, 8 MiB"
 step 7103 1 smc inet "smc_rs server <- plain TCP client, 8 MiB"
 step 7104 2 inet smc "plain TCP server <- smc_rs client, 8 MiB"
 step 7105 1 smc6 smc6 "smc_rs AF_SMC6 server <- upstream AF_SMC6 client" "$peer6"
+if [ "$SMC_VM" = 2 ]; then
+	run_test "upstream server <- smc_rs non-blocking connects (server side)" \
+		timeout 180 smc_echo server -f smc -p 7108 -n 8
+else
+	run_test "upstream server <- smc_rs non-blocking connects: CLC in the work item, 8 x 1 MiB" \
+		timeout 180 smc_echo client -f smc -a "$peer" -p 7108 -s 1048576 -n 8 -N -w 90
+fi
 
 # A plain TCP server whose SYN-ACKs carry the SMC option (a BPF sock_ops
 # program adds it) and which echoes whatever it gets: the smc_rs client's
@@ -84,7 +91,10 @@ else
 	i=20
 	for mode in $hostile_modes; do
 		i=$((i + 1))
-		run_test "smc_rs client <- hostile CLC answer '$mode': falls back, data intact" \
-			timeout 60 smc_echo client -f smc -a "10.10.0.$i" -p 7107 -s 262144 -w 40
+		# Half the modes connect non-blocking: the work item must cope too.
+		nb=
+		case "$mode" in truncated | badversion | decline) nb=-N ;; esac
+		run_test "smc_rs client${nb:+ (non-blocking)} <- hostile CLC answer '$mode': falls back, data intact" \
+			timeout 60 smc_echo client -f smc -a "10.10.0.$i" -p 7107 -s 262144 -w 40 $nb
 	done
 fi

@@ -34,7 +34,9 @@ pub(crate) trait SocketFamily: SockState + Sized {
     /// Makes the state of a new socket of `kind` (`SOCK_STREAM`, ...) and
     /// `protocol` in `net`.
     fn create(net: Net, kind: i16, protocol: i32) -> Result<(Self::Shared, Self::Locked)>;
-    /// The socket is being closed; the wrapper detaches and frees it after.
+    /// The socket is being closed: stop everything that still works on it
+    /// (handshakes that could redirect its file). The wrapper then undoes a
+    /// file redirection, detaches the socket and drops its reference.
     fn release(sock: &Socket<'_, Self>);
     fn bind(sock: &Socket<'_, Self>, addr: SockAddr<'_>) -> Result;
     fn connect(sock: &Socket<'_, Self>, addr: SockAddr<'_>, flags: i32) -> Result;
@@ -290,9 +292,15 @@ unsafe extern "C" fn release_trampoline<F: SocketFamily>(sock: *mut bindings::so
     if sk.is_null() {
         return 0;
     }
+    {
+        // SAFETY: `sock` is live and `sk` is set: a socket we installed.
+        let s = unsafe { socket::<F>(sock) };
+        // Stops whatever could still redirect the file (handshake work).
+        F::release(&s);
+    }
     // A file redirected to the TCP fallback points back at us again before
-    // the protocol releases that TCP socket.
-    // SAFETY: `sock` is live and `sk` is set: a socket we installed.
+    // the TCP socket is released (with the last reference to `sk`).
+    // SAFETY: `sock` is live; its file, if any, is the one being closed.
     unsafe {
         let file = (*sock).file;
         if !file.is_null() && (*file).private_data != sock.cast() {
@@ -302,11 +310,6 @@ unsafe extern "C" fn release_trampoline<F: SocketFamily>(sock: *mut bindings::so
             (*tcp).file = null_mut();
             bindings::smc_rs_set_file_private(file, sock.cast());
         }
-    }
-    {
-        // SAFETY: see above.
-        let s = unsafe { socket::<F>(sock) };
-        F::release(&s);
     }
     // Detach the socket from the file, then drop the reference `sk_alloc`
     // gave us; timers or work still holding one keep it alive.

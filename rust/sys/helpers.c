@@ -6,6 +6,7 @@
 #include <linux/file.h>
 #include <linux/poll.h>
 #include <linux/tcp.h>
+#include <linux/workqueue.h>
 #include <net/sock.h>
 #include <net/tcp.h>
 #include <net/netns/generic.h>
@@ -98,4 +99,14 @@ void smc_rs_tcp_have_smc_dec(void)
 void *smc_rs_net_generic(const struct net *net, unsigned int id)
 {
 	return net_generic(net, id);
+}
+
+void smc_rs_init_work(struct work_struct *work, work_func_t func)
+{
+	INIT_WORK(work, func);
+}
+
+bool smc_rs_queue_work(struct workqueue_struct *wq, struct work_struct *work)
+{
+	return queue_work(wq, work);
 }

@@ -5,15 +5,22 @@
 use super::bindings;
 use core::cell::UnsafeCell;
 use core::ops::{Deref, DerefMut};
-use core::ptr::addr_of_mut;
+use core::ptr::{addr_of_mut, null_mut};
+use core::sync::atomic::{AtomicPtr, Ordering};
+use kernel::error::Result;
 use kernel::types::Opaque;
 
-/// The two halves of a protocol's per-socket state.
-pub(crate) trait SockState: 'static {
+/// The two halves of a protocol's per-socket state, and the socket's
+/// deferred work.
+pub(crate) trait SockState: Sized + 'static {
     /// Fixed at creation or synchronised on its own; readable at any time.
     type Shared: Send + Sync;
     /// Only reachable under the socket lock.
     type Locked: Send;
+
+    /// Runs the socket's work item (see [`SmcSk::schedule_work`]), on the
+    /// handshake workqueue, in process context, with a reference held.
+    fn run_work(sk: &SmcSk<Self>);
 }
 
 /// An AF_SMC `struct sock` followed by the protocol's per-socket state.
@@ -30,6 +37,7 @@ pub(crate) trait SockState: 'static {
 #[repr(C)]
 pub(crate) struct SmcSk<S: SockState> {
     sk: Opaque<bindings::sock>,
+    work: Opaque<bindings::work_struct>,
     shared: S::Shared,
     locked: UnsafeCell<S::Locked>,
 }
@@ -64,6 +72,13 @@ impl<S: SockState> SmcSk<S> {
     /// and must not be reachable by anyone else yet.
     pub(crate) unsafe fn init_state(sk: *mut bindings::sock, shared: S::Shared, locked: S::Locked) {
         let this = sk.cast::<Self>();
+        // SAFETY: in bounds (`obj_size`), unseen by others: ours to initialise.
+        unsafe {
+            bindings::smc_rs_init_work(
+                Opaque::raw_get(addr_of_mut!((*this).work)),
+                Some(work_trampoline::<S>),
+            )
+        };
         // The object is `obj_size == size_of::<Self>()` bytes: fields in bounds.
         // SAFETY: unseen by others; the zeroed old content needs no drop.
         unsafe {
@@ -85,6 +100,43 @@ impl<S: SockState> SmcSk<S> {
             core::ptr::drop_in_place(addr_of_mut!((*this).locked));
             core::ptr::drop_in_place(addr_of_mut!((*this).shared));
         }
+    }
+
+    /// Queues the socket's work item on the handshake workqueue, holding a
+    /// reference for it. Returns false when it was queued already.
+    pub(crate) fn schedule_work(&self) -> bool {
+        let wq = HANDSHAKE_WQ.load(Ordering::Acquire);
+        if wq.is_null() {
+            return false;
+        }
+        // SAFETY: `self` is live; the reference is dropped by the work item
+        // after it ran, or by `cancel_work` if it never runs.
+        unsafe { bindings::smc_rs_sock_hold(self.as_raw()) };
+        // SAFETY: the queue lives until module exit, which drains it; the
+        // work item was initialised with the socket.
+        let queued = unsafe { bindings::smc_rs_queue_work(wq, self.work.get()) };
+        if !queued {
+            // SAFETY: taken above and not handed to a work item.
+            unsafe { bindings::smc_rs_sock_put(self.as_raw()) };
+        }
+        queued
+    }
+
+    /// Cancels the work item, waiting for it if it is running. Must not be
+    /// called with the socket lock held (the work item takes it).
+    pub(crate) fn cancel_work(&self) {
+        // SAFETY: the work item was initialised with the socket.
+        if unsafe { bindings::cancel_work_sync(self.work.get()) } {
+            // SAFETY: it was pending and will not run: drop its reference.
+            unsafe { bindings::smc_rs_sock_put(self.as_raw()) };
+        }
+    }
+
+    /// Waits until the work item, if queued or running, has finished. Must
+    /// not be called with the socket lock held.
+    pub(crate) fn flush_work(&self) {
+        // SAFETY: the work item was initialised with the socket.
+        unsafe { bindings::flush_work(self.work.get()) };
     }
 
     /// The part of the state that needs no lock.
@@ -150,6 +202,13 @@ pub(crate) struct SockGuard<'a, S: SockState> {
     sk: &'a SmcSk<S>,
 }
 
+impl<S: SockState> SockGuard<'_, S> {
+    /// The locked socket.
+    pub(crate) fn sk(&self) -> &SmcSk<S> {
+        self.sk
+    }
+}
+
 impl<S: SockState> Deref for SockGuard<'_, S> {
     type Target = S::Locked;
 
@@ -171,5 +230,64 @@ impl<S: SockState> Drop for SockGuard<'_, S> {
     fn drop(&mut self) {
         // SAFETY: the lock was taken when the guard was made.
         unsafe { bindings::release_sock(self.sk.as_raw()) };
+    }
+}
+
+/// # Safety
+///
+/// Called by the workqueue for the work item of a live `SmcSk<S>` that holds
+/// a reference for it (see [`SmcSk::schedule_work`]).
+unsafe extern "C" fn work_trampoline<S: SockState>(work: *mut bindings::work_struct) {
+    let offset = core::mem::offset_of!(SmcSk<S>, work);
+    // The work item is the `work` field of its `SmcSk`.
+    // SAFETY: `work` points into a live `SmcSk<S>` (contract), so the
+    // containing object starts `offset` bytes before it.
+    let sk = unsafe { &*work.cast::<u8>().sub(offset).cast::<SmcSk<S>>() };
+    S::run_work(sk);
+    // SAFETY: drops the reference `schedule_work` took for this run.
+    unsafe { bindings::smc_rs_sock_put(sk.as_raw()) };
+}
+
+/// The workqueue the handshakes of all SMC sockets run on.
+static HANDSHAKE_WQ: AtomicPtr<bindings::workqueue_struct> = AtomicPtr::new(null_mut());
+
+/// Owns the handshake workqueue; destroying it (at module exit) waits for
+/// every work item, so no module code runs after unload.
+pub(crate) struct HandshakeQueue(());
+
+impl HandshakeQueue {
+    /// Creates the handshake workqueue.
+    pub(crate) fn new() -> Result<Self> {
+        // SAFETY: a constant name without format directives; unbound, like
+        // upstream's handshake queue, since a handshake may sleep for seconds.
+        let wq = unsafe {
+            bindings::alloc_workqueue(
+                c"smc_rs_hs_wq".as_ptr(),
+                bindings::wq_flags_WQ_UNBOUND as core::ffi::c_uint,
+                0,
+            )
+        };
+        if wq.is_null() {
+            return Err(kernel::error::code::ENOMEM);
+        }
+        if HANDSHAKE_WQ
+            .compare_exchange(null_mut(), wq, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            // SAFETY: created above, never shared.
+            unsafe { bindings::destroy_workqueue(wq) };
+            return Err(kernel::error::code::EBUSY);
+        }
+        Ok(HandshakeQueue(()))
+    }
+}
+
+impl Drop for HandshakeQueue {
+    fn drop(&mut self) {
+        let wq = HANDSHAKE_WQ.swap(null_mut(), Ordering::AcqRel);
+        if !wq.is_null() {
+            // SAFETY: created in `new`; drains pending and running work first.
+            unsafe { bindings::destroy_workqueue(wq) };
+        }
     }
 }

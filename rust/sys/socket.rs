@@ -5,7 +5,7 @@
 //! arguments those calls carry, which are only ever passed through.
 
 use super::bindings;
-use super::sock::{Net, SmcSk, SockState};
+use super::sock::{Net, SmcSk, SockGuard, SockState};
 use core::ffi::{c_char, c_int, c_uint, c_ulong};
 use core::marker::PhantomData;
 use core::ptr::{null_mut, NonNull};
@@ -59,6 +59,51 @@ impl<'a> SockAddr<'a> {
     }
 }
 
+/// A copy of a `connect` address, for a handshake that goes on after the call.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(8))]
+pub(crate) struct SavedAddr {
+    /// Room and alignment of a `struct sockaddr_storage`.
+    bytes: [u8; 128],
+    len: c_int,
+}
+
+impl SockAddr<'_> {
+    /// Copies the address.
+    pub(crate) fn save(&self) -> SavedAddr {
+        let mut saved = SavedAddr {
+            bytes: [0; 128],
+            len: 0,
+        };
+        let len = (self.len.max(0) as usize).min(saved.bytes.len());
+        if !self.ptr.is_null() {
+            // SAFETY: `len` bytes are readable at `ptr` (the socket layer's
+            // copy of the address) and fit; the two do not overlap.
+            unsafe {
+                core::ptr::copy_nonoverlapping(self.ptr.cast::<u8>(), saved.bytes.as_mut_ptr(), len)
+            };
+        }
+        saved.len = len as c_int;
+        saved
+    }
+}
+
+impl SavedAddr {
+    /// The saved address, as a call argument.
+    pub(crate) fn addr(&mut self) -> SockAddr<'_> {
+        SockAddr::new(self.bytes.as_mut_ptr().cast(), self.len)
+    }
+}
+
+/// Poll bits (`EPOLL*` are casts in C, out of bindgen's reach).
+pub(crate) const EPOLLIN: u32 = 0x0001;
+/// Writable.
+pub(crate) const EPOLLOUT: u32 = 0x0004;
+/// Normal data readable.
+pub(crate) const EPOLLRDNORM: u32 = 0x0040;
+/// Normal data writable.
+pub(crate) const EPOLLWRNORM: u32 = 0x0100;
+
 /// Where `getname` writes an address (a kernel `sockaddr_storage`).
 pub(crate) struct SockAddrOut<'a> {
     ptr: *mut bindings::sockaddr,
@@ -69,6 +114,14 @@ pub(crate) struct SockAddrOut<'a> {
 pub(crate) struct MsgHdr<'a> {
     ptr: *mut bindings::msghdr,
     _call: PhantomData<&'a mut ()>,
+}
+
+impl MsgHdr<'_> {
+    /// The `MSG_*` flags of the call (`MSG_DONTWAIT` for non-blocking files).
+    pub(crate) fn flags(&self) -> u32 {
+        // SAFETY: `ptr` is the live msghdr of the current call.
+        unsafe { (*self.ptr).msg_flags as u32 }
+    }
 }
 
 /// The file and poll table of a `poll` call.
@@ -206,6 +259,43 @@ impl KernelSocket {
         // SAFETY: as above.
         unsafe { bindings::smc_rs_sk_swap_rcvtimeo(self.sk_raw(), old) };
         Ok(to_count(n)? as usize)
+    }
+
+    /// Aborts whatever the socket is doing (a connect, a receive) with
+    /// `ECONNABORTED`, waking its waiters.
+    pub(crate) fn abort(&self) {
+        // SAFETY: live TCP socket (invariant); `tcp_abort` takes its locks.
+        unsafe { bindings::tcp_abort(self.sk_raw(), bindings::ECONNABORTED as c_int) };
+    }
+
+    /// Puts back an error that waiting for the connection consumed, so that
+    /// the owner of the socket still sees it (`SO_ERROR`, `POLLERR`) once.
+    pub(crate) fn restore_error(&self, e: Error) {
+        let sk = self.sk_raw();
+        // SAFETY: live socket; `sk_err` is an int that TCP itself sets and
+        // clears with plain (`WRITE_ONCE`/`xchg`) accesses.
+        unsafe { core::ptr::write_volatile(&mut (*sk).sk_err, -e.to_errno()) };
+    }
+
+    /// Marks the socket as connecting again after a wait for the connection
+    /// that its owner did not see: the owner's next `connect()` then
+    /// completes it and returns 0, as after a non-blocking TCP connect.
+    pub(crate) fn mark_connecting(&self) {
+        // SAFETY: live socket; `state` is only used by `inet_stream_connect`,
+        // which nobody else runs on this socket now (its file is not yet
+        // redirected to it).
+        unsafe { (*self.raw()).state = bindings::socket_state_SS_CONNECTING };
+    }
+
+    /// Wakes everyone waiting on the socket, so that pollers look again.
+    pub(crate) fn wake_waiters(&self) {
+        let sk = self.sk_raw();
+        // SAFETY: live socket; `sk_state_change` is set for every socket.
+        unsafe {
+            if let Some(f) = (*sk).sk_state_change {
+                f(sk);
+            }
+        }
     }
 
     /// Drops the connection (RST) so that the socket can connect again,
@@ -561,4 +651,25 @@ impl Drop for TcpSmcOption {
         // SAFETY: incremented once in `enable`.
         unsafe { bindings::smc_rs_tcp_have_smc_dec() };
     }
+}
+
+/// Calls `f` with the user socket of a locked SMC socket and its locked
+/// state; `None` (without calling `f`) once the socket was orphaned (closed).
+pub(crate) fn with_user_socket<S: SockState, R>(
+    guard: &mut SockGuard<'_, S>,
+    f: impl FnOnce(&Socket<'_, S>, &mut S::Locked) -> R,
+) -> Option<R> {
+    // SAFETY: `sk_socket` is only changed by `sock_orphan`/`sock_graft`,
+    // under the socket lock, which `guard` holds.
+    let raw = unsafe { (*guard.sk().as_raw()).sk_socket };
+    if raw.is_null() {
+        return None;
+    }
+    // INVARIANT: a non-NULL `sk_socket` is the live socket whose `sk` is
+    // ours, and stays so while the lock is held, which covers the call.
+    let sock = Socket {
+        raw,
+        _sk: PhantomData,
+    };
+    Some(f(&sock, &mut **guard))
 }
