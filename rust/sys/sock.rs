@@ -109,11 +109,12 @@ impl<S: SockState> SmcSk<S> {
         if wq.is_null() {
             return false;
         }
-        // SAFETY: `self` is live; the reference is dropped by the work item
-        // after it ran, or by `cancel_work` if it never runs.
+        // The reference is dropped by the work item after it ran, or by
+        // `cancel_work` if it never runs.
+        // SAFETY: `self` is live.
         unsafe { bindings::smc_rs_sock_hold(self.as_raw()) };
-        // SAFETY: the queue lives until module exit, which drains it; the
-        // work item was initialised with the socket.
+        // The queue lives until module exit, which drains it.
+        // SAFETY: the work item was initialised with the socket.
         let queued = unsafe { bindings::smc_rs_queue_work(wq, self.work.get()) };
         if !queued {
             // SAFETY: taken above and not handed to a work item.
@@ -239,9 +240,8 @@ impl<S: SockState> Drop for SockGuard<'_, S> {
 /// a reference for it (see [`SmcSk::schedule_work`]).
 unsafe extern "C" fn work_trampoline<S: SockState>(work: *mut bindings::work_struct) {
     let offset = core::mem::offset_of!(SmcSk<S>, work);
-    // The work item is the `work` field of its `SmcSk`.
-    // SAFETY: `work` points into a live `SmcSk<S>` (contract), so the
-    // containing object starts `offset` bytes before it.
+    // The work item is the `work` field of its `SmcSk`, `offset` bytes in.
+    // SAFETY: `work` points into a live `SmcSk<S>` (contract).
     let sk = unsafe { &*work.cast::<u8>().sub(offset).cast::<SmcSk<S>>() };
     S::run_work(sk);
     // SAFETY: drops the reference `schedule_work` took for this run.
@@ -258,8 +258,8 @@ pub(crate) struct HandshakeQueue(());
 impl HandshakeQueue {
     /// Creates the handshake workqueue.
     pub(crate) fn new() -> Result<Self> {
-        // SAFETY: a constant name without format directives; unbound, like
-        // upstream's handshake queue, since a handshake may sleep for seconds.
+        // Unbound, like upstream's handshake queue: a handshake may sleep.
+        // SAFETY: a constant name without format directives.
         let wq = unsafe {
             bindings::alloc_workqueue(
                 c"smc_rs_hs_wq".as_ptr(),

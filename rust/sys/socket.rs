@@ -77,8 +77,8 @@ impl SockAddr<'_> {
         };
         let len = (self.len.max(0) as usize).min(saved.bytes.len());
         if !self.ptr.is_null() {
-            // SAFETY: `len` bytes are readable at `ptr` (the socket layer's
-            // copy of the address) and fit; the two do not overlap.
+            // `ptr` is the socket layer's copy of the address.
+            // SAFETY: `len` bytes are readable there and fit; no overlap.
             unsafe {
                 core::ptr::copy_nonoverlapping(self.ptr.cast::<u8>(), saved.bytes.as_mut_ptr(), len)
             };
@@ -272,8 +272,8 @@ impl KernelSocket {
     /// the owner of the socket still sees it (`SO_ERROR`, `POLLERR`) once.
     pub(crate) fn restore_error(&self, e: Error) {
         let sk = self.sk_raw();
-        // SAFETY: live socket; `sk_err` is an int that TCP itself sets and
-        // clears with plain (`WRITE_ONCE`/`xchg`) accesses.
+        // TCP itself sets and clears `sk_err` with plain int accesses.
+        // SAFETY: live socket (invariant).
         unsafe { core::ptr::write_volatile(&mut (*sk).sk_err, -e.to_errno()) };
     }
 
@@ -281,9 +281,9 @@ impl KernelSocket {
     /// that its owner did not see: the owner's next `connect()` then
     /// completes it and returns 0, as after a non-blocking TCP connect.
     pub(crate) fn mark_connecting(&self) {
-        // SAFETY: live socket; `state` is only used by `inet_stream_connect`,
-        // which nobody else runs on this socket now (its file is not yet
-        // redirected to it).
+        // `state` is only used by `inet_stream_connect`, which nobody else
+        // runs on this socket now (its file is not yet redirected to it).
+        // SAFETY: live socket (invariant).
         unsafe { (*self.raw()).state = bindings::socket_state_SS_CONNECTING };
     }
 
@@ -659,8 +659,8 @@ pub(crate) fn with_user_socket<S: SockState, R>(
     guard: &mut SockGuard<'_, S>,
     f: impl FnOnce(&Socket<'_, S>, &mut S::Locked) -> R,
 ) -> Option<R> {
-    // SAFETY: `sk_socket` is only changed by `sock_orphan`/`sock_graft`,
-    // under the socket lock, which `guard` holds.
+    // `sk_socket` only changes under the socket lock (orphan, graft).
+    // SAFETY: `guard` holds that lock on a live socket.
     let raw = unsafe { (*guard.sk().as_raw()).sk_socket };
     if raw.is_null() {
         return None;
