@@ -16,7 +16,7 @@ use crate::sys::family::{AcceptArg, SocketFamily};
 use crate::sys::sock::{Net, SmcSk, SockState};
 use crate::sys::socket::{
     errno, with_user_socket, KernelSocket, MsgHdr, PollTable, SavedAddr, SockAddr, SockAddrOut,
-    Socket, SockoptIn, SockoptOut, EPOLLIN, EPOLLOUT, EPOLLRDNORM, EPOLLWRNORM,
+    Socket, SockoptIn, SockoptOut,
 };
 use crate::wire::clc::DeclineReason;
 use core::sync::atomic::{AtomicBool, Ordering};
@@ -291,7 +291,16 @@ impl SocketFamily for SmcFamily {
         let mut st = sock.sk().lock();
         match st.state {
             SmcState::Init => {}
-            SmcState::Connecting(_) => return Err(errno(b::EALREADY)),
+            SmcState::Connecting(_) if flags & b::O_NONBLOCK as i32 != 0 => {
+                return Err(errno(b::EALREADY))
+            }
+            // A blocking connect() on a connecting socket waits for the
+            // outcome, as TCP's does; TCP then reports it (0 or the error).
+            SmcState::Connecting(_) => {
+                drop(st);
+                sock.sk().flush_work();
+                return clc(sock).connect(addr, flags);
+            }
             SmcState::Fallback(_) => return Err(errno(b::EISCONN)),
             SmcState::Listen | SmcState::Closed => return Err(errno(b::EINVAL)),
         }
@@ -342,8 +351,10 @@ impl SocketFamily for SmcFamily {
         // after a fallback (the connect work item wakes them when done).
         let mask = clc(sock).poll(pt);
         if sock.sk().shared().connecting.load(Ordering::Acquire) {
-            // Connected to TCP is not connected yet: CLC is still running.
-            return mask & !(EPOLLIN | EPOLLRDNORM | EPOLLOUT | EPOLLWRNORM);
+            // Nothing to report until the work item is done: connected to
+            // TCP is not connected yet, and a TCP error is only reported
+            // (SO_ERROR, POLLERR) once the file is TCP's.
+            return 0;
         }
         mask
     }

@@ -95,15 +95,6 @@ impl SavedAddr {
     }
 }
 
-/// Poll bits (`EPOLL*` are casts in C, out of bindgen's reach).
-pub(crate) const EPOLLIN: u32 = 0x0001;
-/// Writable.
-pub(crate) const EPOLLOUT: u32 = 0x0004;
-/// Normal data readable.
-pub(crate) const EPOLLRDNORM: u32 = 0x0040;
-/// Normal data writable.
-pub(crate) const EPOLLWRNORM: u32 = 0x0100;
-
 /// Where `getname` writes an address (a kernel `sockaddr_storage`).
 pub(crate) struct SockAddrOut<'a> {
     ptr: *mut bindings::sockaddr,
