@@ -154,17 +154,20 @@ fn switch_to_fallback(sock: &Sock<'_>, st: &mut SmcSock, side: Side, reason: Dec
     sock.redirect_file_to(clc(sock));
 }
 
-/// Why a connection cannot use SMC-R on this host (yet): there is no SMC-R
-/// device support, so the connection falls back before any CLC exchange.
+/// Why an accepted connection cannot use SMC-R (yet): smc_rs has no SMC-R
+/// device support, so its listeners do not offer SMC.
 const NO_SMC_DEVICE: DeclineReason = DeclineReason::NoSmcDevice;
 
 /// Peers that echo the SMC option without speaking CLC, for all namespaces.
 static NON_CLC_PEERS: NonClcPeers = NonClcPeers::new();
 
-/// A blocking connect that offers SMC: TCP handshake with the SMC option,
-/// then the CLC handshake. A peer that echoed the option without speaking
-/// CLC gets the connection made again without the option, within this same
-/// `connect()`, and is remembered so that later connections skip SMC.
+/// A connect that offers SMC: TCP handshake with the SMC option, then the
+/// CLC handshake. A peer that echoed the option without speaking CLC gets the
+/// connection made again without the option and is remembered, so that later
+/// connections skip SMC. A blocking connect does all this within the call; a
+/// non-blocking one starts the TCP handshake and leaves the rest to the
+/// socket's work item; until it is done, poll reports nothing and sends and
+/// receives would block.
 fn connect_offering_smc(
     sock: &Sock<'_>,
     st: &mut SmcSock,
@@ -173,21 +176,10 @@ fn connect_offering_smc(
 ) -> Result {
     let clc = clc(sock);
     clc.set_syn_smc(true);
-    clc.connect(addr, flags)?;
-    finish_smc_connect(sock, st, addr, flags)
-}
-
-/// A non-blocking connect that offers SMC: start the TCP handshake, and
-/// leave the rest to the socket's work item; until it is done, poll reports
-/// nothing and sends and receives would block.
-fn connect_offering_smc_nonblocking(
-    sock: &Sock<'_>,
-    st: &mut SmcSock,
-    addr: SockAddr<'_>,
-    flags: i32,
-) -> Result {
-    let clc = clc(sock);
-    clc.set_syn_smc(true);
+    if flags & b::O_NONBLOCK as i32 == 0 {
+        clc.connect(addr, flags)?;
+        return finish_smc_connect(sock, st, addr, flags);
+    }
     match clc.connect(addr, flags) {
         Ok(()) => {}
         Err(e) if e == errno(b::EINPROGRESS) => {}
@@ -304,24 +296,21 @@ impl SocketFamily for SmcFamily {
             SmcState::Fallback(_) => return Err(errno(b::EISCONN)),
             SmcState::Listen | SmcState::Closed => return Err(errno(b::EINVAL)),
         }
-        let nonblocking = flags & b::O_NONBLOCK as i32 != 0;
         if !NON_CLC_PEERS.contains(sock.sk().net(), &addr) {
-            if !nonblocking {
-                return connect_offering_smc(sock, &mut st, addr, flags);
-            }
-            return connect_offering_smc_nonblocking(sock, &mut st, addr, flags);
+            return connect_offering_smc(sock, &mut st, addr, flags);
         }
-        // A peer known to echo the option without speaking CLC gets plain TCP.
-        // A too short address or a wrong family is TCP's to reject.
+        // A peer known to echo the option without speaking CLC gets plain
+        // TCP: it cannot do SMC. A too short address or a wrong family is
+        // TCP's to reject.
         match clc(sock).connect(addr, flags) {
             Ok(()) => {
-                switch_to_fallback(sock, &mut st, Side::Client, NO_SMC_DEVICE);
+                switch_to_fallback(sock, &mut st, Side::Client, DeclineReason::PeerNoSmc);
                 Ok(())
             }
             // Non-blocking: the TCP handshake goes on; from now on the file is
             // TCP's, so poll and SO_ERROR report its completion exactly.
             Err(e) if e == errno(b::EINPROGRESS) => {
-                switch_to_fallback(sock, &mut st, Side::Client, NO_SMC_DEVICE);
+                switch_to_fallback(sock, &mut st, Side::Client, DeclineReason::PeerNoSmc);
                 Err(e)
             }
             Err(e) => Err(e),
