@@ -73,25 +73,17 @@ impl SockState for SmcFamily {
             return;
         };
         let clc = &sk.shared().clcsock;
-        // Waits for the TCP handshake the connect() call started. That wait
-        // consumes the socket error and marks the socket connected, which the
-        // application must see for itself: put both back.
+        // Waits for the TCP handshake the connect() call started.
         let tcp = match clc.connect(saved.addr(), 0) {
-            Ok(()) => {
-                clc.mark_connecting();
-                Ok(())
-            }
             Err(e) if e == errno(b::EISCONN) => Ok(()),
-            Err(e) => {
-                clc.restore_error(e);
-                Err(e)
-            }
+            other => other,
         };
+        // The waits consumed the socket error, which the application must
+        // see for itself: put it back.
         let outcome = with_user_socket(&mut st, |sock, st| {
-            let res = tcp.and_then(|()| finish_smc_connect(sock, st, saved.addr(), 0));
-            if res.is_err() {
-                // TCP failed or the handshake broke: from now on the file is
-                // TCP's, which reports the error (SO_ERROR, poll).
+            if let Err(e) = tcp.and_then(|()| finish_smc_connect(sock, st, saved.addr(), 0)) {
+                clc.restore_error(e);
+                // From now on the file is TCP's, which reports the error.
                 st.state = SmcState::Init;
                 sock.redirect_file_to(clc);
             }
@@ -147,6 +139,12 @@ fn switch_to_fallback(sock: &Sock<'_>, st: &mut SmcSock, side: Side, reason: Dec
     let net = sock.sk().net();
     count(net, side, Event::Connection);
     count(net, side, Event::Fallback(reason));
+    if matches!(st.state, SmcState::Connecting(_)) {
+        // The work item's wait marked the TCP socket connected; the
+        // application completes a non-blocking connect itself (its next
+        // connect() returns 0), as with TCP.
+        clc(sock).mark_connecting();
+    }
     st.state = SmcState::Fallback(reason);
     sock.set_connected();
     // Without a file (a kernel socket) the calls keep coming through our

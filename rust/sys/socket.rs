@@ -273,7 +273,7 @@ impl KernelSocket {
     /// completes it and returns 0, as after a non-blocking TCP connect.
     pub(crate) fn mark_connecting(&self) {
         // `state` is only used by `inet_stream_connect`, which nobody else
-        // runs on this socket now (its file is not yet redirected to it).
+        // runs on this socket now (callers: before its file is redirected).
         // SAFETY: live socket (invariant).
         unsafe { (*self.raw()).state = bindings::socket_state_SS_CONNECTING };
     }
