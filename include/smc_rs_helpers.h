@@ -30,5 +30,15 @@ void smc_rs_tcp_have_smc_dec(void);
 void *smc_rs_net_generic(const struct net *net, unsigned int id);
 void smc_rs_init_work(struct work_struct *work, work_func_t func);
 bool smc_rs_queue_work(struct workqueue_struct *wq, struct work_struct *work);
+void smc_rs_callback_write_lock(struct sock *sk);
+void smc_rs_callback_write_unlock(struct sock *sk);
+void smc_rs_callback_read_lock(struct sock *sk);
+void smc_rs_callback_read_unlock(struct sock *sk);
+void smc_rs_set_user_data_nocopy(struct sock *sk, void *data);
+void *smc_rs_user_data(const struct sock *sk);
+void smc_rs_tcp_set_hs_congested(struct sock *sk,
+				 bool (*congested)(const struct sock *sk));
+long smc_rs_sk_rcvtimeo(const struct sock *sk, bool noblock);
+int smc_rs_sock_intr_errno(long timeo);
 
 #endif

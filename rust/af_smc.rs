@@ -10,9 +10,11 @@
 //! extra cost; `release` undoes the redirection.
 
 use crate::clc::{client_handshake, ClientOutcome, NonClcPeers};
+use crate::listen::{self, ListenCounters, ListenSocket, Listener};
 use crate::stats::{count, Event, Side};
 use crate::sys::bindings as b;
 use crate::sys::family::{AcceptArg, SocketFamily};
+use crate::sys::listen::ListenOwner;
 use crate::sys::sock::{Net, SmcSk, SockState};
 use crate::sys::socket::{
     errno, with_user_socket, KernelSocket, MsgHdr, PollTable, SavedAddr, SockAddr, SockAddrOut,
@@ -23,7 +25,6 @@ use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::prelude::*;
 
 /// Where an SMC socket is in its life.
-#[derive(Clone, Copy, Debug)]
 pub(crate) enum SmcState {
     /// Created, possibly bound; no connection yet.
     Init,
@@ -31,9 +32,9 @@ pub(crate) enum SmcState {
     /// the socket's work item, towards the saved address.
     Connecting(SavedAddr),
     /// Listening for connections.
-    Listen,
+    Listen(Listener),
     /// Connected over TCP: SMC could not be used, for this reason.
-    Fallback(#[expect(dead_code, reason = "reported by the diagnostics interfaces")] DeclineReason),
+    Fallback(DeclineReason),
     /// Released.
     Closed,
 }
@@ -47,6 +48,8 @@ pub(crate) struct SmcShared {
     /// A non-blocking connect's handshakes are running: poll must not report
     /// the TCP socket ready before they are done.
     connecting: AtomicBool,
+    /// What poll, accept and TCP's SYN handling need of a listener.
+    listen: ListenCounters,
 }
 
 /// Per-socket state behind the socket lock.
@@ -54,8 +57,6 @@ pub(crate) struct SmcSock {
     state: SmcState,
     /// What the peer's CLC decline said, if it sent one.
     peer_diagnosis: u32,
-    /// `SMC_LIMIT_HS`: limit concurrent handshakes on a listener.
-    limit_handshakes: bool,
 }
 
 /// The AF_SMC protocol family.
@@ -68,6 +69,9 @@ impl SockState for SmcFamily {
     /// The rest of a non-blocking connect: wait for TCP, run the CLC
     /// handshake, fall back, and let pollers see the outcome.
     fn run_work(sk: &SmcSk<Self>) {
+        if sk.shared().listen.listening.load(Ordering::Acquire) {
+            return listen::take_connections(sk);
+        }
         let mut st = sk.lock();
         let SmcState::Connecting(mut saved) = st.state else {
             return;
@@ -105,19 +109,50 @@ fn clc<'a>(sock: &Sock<'a>) -> &'a KernelSocket {
     &sock.sk().shared().clcsock
 }
 
-fn new_sock(clcsock: KernelSocket) -> (SmcShared, SmcSock) {
+impl ListenOwner for SmcFamily {
+    fn connection_ready(sk: &SmcSk<Self>) {
+        sk.schedule_work();
+    }
+
+    fn handshakes_congested(sk: &SmcSk<Self>) -> bool {
+        sk.shared().listen.congested()
+    }
+}
+
+impl ListenSocket for SmcFamily {
+    fn clcsock(sk: &SmcSk<Self>) -> &KernelSocket {
+        &sk.shared().clcsock
+    }
+
+    fn counters(sk: &SmcSk<Self>) -> &ListenCounters {
+        &sk.shared().listen
+    }
+
+    fn listener(st: &mut SmcSock) -> Option<&mut Listener> {
+        match &mut st.state {
+            SmcState::Listen(l) => Some(l),
+            _ => None,
+        }
+    }
+}
+
+fn new_sock(clcsock: KernelSocket, state: SmcState, peer_diagnosis: u32) -> (SmcShared, SmcSock) {
     (
         SmcShared {
             clcsock,
             connecting: AtomicBool::new(false),
+            listen: ListenCounters::default(),
         },
         SmcSock {
-            state: SmcState::Init,
-            peer_diagnosis: 0,
-            limit_handshakes: false,
+            state,
+            peer_diagnosis,
         },
     )
 }
+
+/// `EPOLLIN | EPOLLRDNORM` (uapi/linux/eventpoll.h): what a TCP listener
+/// reports when a connection can be accepted.
+const POLL_READABLE: u32 = 0x0001 | 0x0040;
 
 /// AF_SMC protocol number for IPv4 connections (`socket(AF_SMC, SOCK_STREAM, 0)`).
 pub(crate) const SMCPROTO_SMC: i32 = 0;
@@ -139,6 +174,11 @@ fn switch_to_fallback(sock: &Sock<'_>, st: &mut SmcSock, side: Side, reason: Dec
     let net = sock.sk().net();
     count(net, side, Event::Connection);
     count(net, side, Event::Fallback(reason));
+    enter_fallback(sock, st, reason);
+}
+
+/// The fallback itself (the counters are the caller's).
+fn enter_fallback(sock: &Sock<'_>, st: &mut SmcSock, reason: DeclineReason) {
     if matches!(st.state, SmcState::Connecting(_)) {
         // The work item's wait marked the TCP socket connected; the
         // application completes a non-blocking connect itself (its next
@@ -151,10 +191,6 @@ fn switch_to_fallback(sock: &Sock<'_>, st: &mut SmcSock, side: Side, reason: Dec
     // proto_ops, which forward to the clcsock in this state.
     sock.redirect_file_to(clc(sock));
 }
-
-/// Why an accepted connection cannot use SMC-R (yet): smc_rs has no SMC-R
-/// device support, so its listeners do not offer SMC.
-const NO_SMC_DEVICE: DeclineReason = DeclineReason::NoSmcDevice;
 
 /// Peers that echo the SMC option without speaking CLC, for all namespaces.
 static NON_CLC_PEERS: NonClcPeers = NonClcPeers::new();
@@ -255,7 +291,11 @@ impl SocketFamily for SmcFamily {
             return Err(errno(b::ESOCKTNOSUPPORT));
         }
         let family = clc_family(protocol)?;
-        Ok(new_sock(KernelSocket::new_tcp(net, family)?))
+        Ok(new_sock(
+            KernelSocket::new_tcp(net, family)?,
+            SmcState::Init,
+            0,
+        ))
     }
 
     fn release(sock: &Sock<'_>) {
@@ -264,8 +304,11 @@ impl SocketFamily for SmcFamily {
             // Unblock the work item's handshake, then wait for it.
             clc(sock).abort();
         }
+        let old = core::mem::replace(&mut sk.lock().state, SmcState::Closed);
+        if let SmcState::Listen(l) = old {
+            l.stop(sk);
+        }
         sk.cancel_work();
-        sk.lock().state = SmcState::Closed;
         sk.set_flag(b::sock_flags_SOCK_DEAD);
     }
 
@@ -292,7 +335,7 @@ impl SocketFamily for SmcFamily {
                 return clc(sock).connect(addr, flags);
             }
             SmcState::Fallback(_) => return Err(errno(b::EISCONN)),
-            SmcState::Listen | SmcState::Closed => return Err(errno(b::EINVAL)),
+            SmcState::Listen(_) | SmcState::Closed => return Err(errno(b::EINVAL)),
         }
         if !NON_CLC_PEERS.contains(sock.sk().net(), &addr) {
             return connect_offering_smc(sock, &mut st, addr, flags);
@@ -316,17 +359,21 @@ impl SocketFamily for SmcFamily {
     }
 
     fn accept(sock: &Sock<'_>, arg: &AcceptArg) -> Result<(SmcShared, SmcSock)> {
-        if !matches!(sock.sk().lock().state, SmcState::Listen) {
-            return Err(errno(b::EINVAL));
-        }
-        // Waits on the TCP listener without our lock, so that poll and other
-        // calls on the listener stay responsive meanwhile.
-        Ok(new_sock(clc(sock).accept(arg.flags)?))
+        let nonblock = arg.flags & b::O_NONBLOCK as i32 != 0;
+        let conn = listen::accept(sock.sk(), nonblock)?;
+        Ok(new_sock(
+            conn.clcsock,
+            SmcState::Fallback(conn.reason),
+            conn.peer_diagnosis,
+        ))
     }
 
     fn accepted(sock: &Sock<'_>) {
         let mut st = sock.sk().lock();
-        switch_to_fallback(sock, &mut st, Side::Server, NO_SMC_DEVICE);
+        // The handshake was counted when it finished.
+        if let SmcState::Fallback(reason) = st.state {
+            enter_fallback(sock, &mut st, reason);
+        }
     }
 
     fn getname(sock: &Sock<'_>, out: SockAddrOut<'_>, peer: bool) -> Result<i32> {
@@ -335,9 +382,19 @@ impl SocketFamily for SmcFamily {
 
     fn poll(sock: &Sock<'_>, pt: PollTable<'_>) -> u32 {
         // Waiters queue on the clcsock: it is what wakes them, before and
-        // after a fallback (the connect work item wakes them when done).
+        // after a fallback (the connect work item wakes them when done, a
+        // listener when a connection is ready to be accepted).
         let mask = clc(sock).poll(pt);
-        if sock.sk().shared().connecting.load(Ordering::Acquire) {
+        let shared = sock.sk().shared();
+        if shared.listen.listening.load(Ordering::Acquire) {
+            // TCP's queue is ours to take; what counts is ours.
+            return if shared.listen.queued.load(Ordering::Acquire) > 0 {
+                POLL_READABLE
+            } else {
+                0
+            };
+        }
+        if shared.connecting.load(Ordering::Acquire) {
             // Nothing to report until the work item is done: connected to
             // TCP is not connected yet, and a TCP error is only reported
             // (SO_ERROR, POLLERR) once the file is TCP's.
@@ -351,18 +408,39 @@ impl SocketFamily for SmcFamily {
     }
 
     fn listen(sock: &Sock<'_>, backlog: i32) -> Result {
-        let mut st = sock.sk().lock();
-        match st.state {
-            SmcState::Init | SmcState::Listen => {}
+        let sk = sock.sk();
+        let mut st = sk.lock();
+        match &mut st.state {
+            SmcState::Init => {
+                // SYN-ACKs answer the SMC option of SYNs that carry it.
+                clc(sock).set_syn_smc(true);
+                clc(sock).listen(backlog)?;
+                st.state = SmcState::Listen(Listener::new(sk, backlog));
+            }
+            SmcState::Listen(l) => {
+                clc(sock).listen(backlog)?;
+                l.set_backlog(sk, backlog);
+            }
             _ => return Err(errno(b::EINVAL)),
         }
-        clc(sock).listen(backlog)?;
-        st.state = SmcState::Listen;
         Ok(())
     }
 
     fn shutdown(sock: &Sock<'_>, how: i32) -> Result {
-        clc(sock).shutdown(how)
+        let sk = sock.sk();
+        if !sk.shared().listen.listening.load(Ordering::Acquire) {
+            return clc(sock).shutdown(how);
+        }
+        let mut st = sk.lock();
+        clc(sock).shutdown(how)?;
+        // A listener shut down for reading stops listening, as TCP's does
+        // (it may listen again).
+        if how != b::sock_shutdown_cmd_SHUT_WR as i32 && matches!(st.state, SmcState::Listen(_)) {
+            if let SmcState::Listen(l) = core::mem::replace(&mut st.state, SmcState::Init) {
+                l.stop(sk);
+            }
+        }
+        Ok(())
     }
 
     fn setsockopt(sock: &Sock<'_>, level: i32, name: i32, val: SockoptIn<'_>) -> Result {
@@ -370,7 +448,8 @@ impl SocketFamily for SmcFamily {
             return match name as u32 {
                 b::SMC_LIMIT_HS => {
                     let on = val.read_int()? != 0;
-                    sock.sk().lock().limit_handshakes = on;
+                    let counters = &sock.sk().shared().listen;
+                    counters.limit_handshakes.store(on, Ordering::Relaxed);
                     Ok(())
                 }
                 _ => Err(errno(b::ENOPROTOOPT)),
@@ -388,7 +467,7 @@ impl SocketFamily for SmcFamily {
         if level == b::SOL_SMC as i32 {
             return match name as u32 {
                 b::SMC_LIMIT_HS => {
-                    let on = sock.sk().lock().limit_handshakes;
+                    let on = sock.sk().shared().listen.limit_handshakes.load(Ordering::Relaxed);
                     out.write_int(i32::from(on))
                 }
                 _ => Err(errno(b::ENOPROTOOPT)),

@@ -7,8 +7,9 @@ use crate::sys::bindings as b;
 use crate::sys::sock::Net;
 use crate::sys::socket::{errno, KernelSocket, SockAddr};
 use crate::wire::clc::{
-    encode_proposal, ClcError, Decline, DeclineReason, Header, MsgType, ProposalParams, HEADER_LEN,
-    MAX_MESSAGE_LEN, SMC_V2, SYSTEMID_LEN,
+    choose_variant, encode_proposal, ClcError, Decline, DeclineReason, Header, MsgType, Proposal,
+    ProposalParams, ServerCaps, EYECATCHER_SMCD, EYECATCHER_SMCR, HEADER_LEN, MAX_MESSAGE_LEN,
+    SMC_V1, SMC_V2, SYSTEMID_LEN,
 };
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::prelude::*;
@@ -71,6 +72,101 @@ pub(crate) fn client_handshake(clc: &KernelSocket) -> Result<ClientOutcome> {
         }
         // Our own proposal coming back: an echo, not a CLC peer.
         MsgType::Proposal | MsgType::Confirm => Ok(ClientOutcome::NotClc(ClcError::BadType)),
+    }
+}
+
+/// How the server side of a CLC handshake ended.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum ServerOutcome {
+    /// The connection goes on over TCP, positioned where the client's data
+    /// starts. `error` is set when the client's CLC was broken but the
+    /// stream could still be resynchronised (we declined).
+    Fallback {
+        reason: DeclineReason,
+        peer_diagnosis: u32,
+        /// The client sent no CLC at all: nothing was taken from the stream.
+        not_clc: bool,
+        error: Option<ClcError>,
+    },
+    /// The client's CLC cannot be made sense of (or stopped halfway): the
+    /// stream position is lost, so the connection must be dropped.
+    Abort(ClcError),
+}
+
+/// Runs the server side on a connection whose SYN carried the SMC option.
+///
+/// The first bytes are peeked, not read: a client that does not start with
+/// a CLC message (it only echoed the option, or waits for the server to
+/// speak) keeps its bytes and gets plain TCP. A CLC proposal is read whole
+/// and answered with a decline (smc_rs serves no SMC variant yet) whose
+/// reason says why, in the version the client speaks.
+pub(crate) fn server_handshake(clc: &KernelSocket) -> ServerOutcome {
+    let not_clc = ServerOutcome::Fallback {
+        reason: DeclineReason::PeerNoSmc,
+        peer_diagnosis: 0,
+        not_clc: true,
+        error: None,
+    };
+    let mut buf = [0u8; MAX_MESSAGE_LEN];
+    // Closed, reset or silent: nothing was taken; TCP reports the rest.
+    let seen = clc
+        .peek_exact(&mut buf[..HEADER_LEN], CLC_WAIT_MS)
+        .unwrap_or(0);
+    let eyecatcher = &buf[..4];
+    if seen < HEADER_LEN || (eyecatcher != EYECATCHER_SMCR && eyecatcher != EYECATCHER_SMCD) {
+        return not_clc;
+    }
+    // CLC from here on: a header that does not say how long the message is
+    // leaves no way to find where the application's data begins.
+    let header = match Header::parse(&buf[..HEADER_LEN]) {
+        Ok(h) => h,
+        Err(e) => return ServerOutcome::Abort(e),
+    };
+    let len = header.length as usize;
+    match clc.recv_exact(&mut buf[..len], CLC_WAIT_MS) {
+        Ok(n) if n == len => {}
+        _ => return ServerOutcome::Abort(ClcError::Truncated),
+    }
+    let msg = &buf[..len];
+    let version = if header.version >= SMC_V2 { SMC_V2 } else { SMC_V1 };
+    let (reason, error) = match header.kind {
+        MsgType::Proposal => match Proposal::parse(msg) {
+            Ok(p) => match choose_variant(&p, ServerCaps::default()) {
+                Err(reason) => (reason, None),
+                // No variant can be chosen without a device.
+                Ok(_) => (DeclineReason::NoSmcDevice, None),
+            },
+            Err(ClcError::BadVersion) => (DeclineReason::VersionMismatch, Some(ClcError::BadVersion)),
+            Err(e) => (DeclineReason::SyncError, Some(e)),
+        },
+        // The client gave up first: nothing to answer.
+        MsgType::Decline => {
+            let (diagnosis, error) = match Decline::parse(msg) {
+                Ok(d) => (d.reason.code(), None),
+                Err(e) => (0, Some(e)),
+            };
+            return ServerOutcome::Fallback {
+                reason: DeclineReason::PeerDeclined,
+                peer_diagnosis: diagnosis,
+                not_clc: false,
+                error,
+            };
+        }
+        MsgType::Accept | MsgType::Confirm => (DeclineReason::SyncError, Some(ClcError::BadType)),
+    };
+    let decline = Decline::new(version, [0; SYSTEMID_LEN], reason);
+    let sent = decline
+        .encode(&mut buf)
+        .map_err(|_| errno(b::EINVAL))
+        .and_then(|n| clc.send_all(&buf[..n]));
+    if sent.is_err() {
+        return ServerOutcome::Abort(ClcError::Truncated);
+    }
+    ServerOutcome::Fallback {
+        reason,
+        peer_diagnosis: 0,
+        not_clc: false,
+        error,
     }
 }
 

@@ -12,6 +12,7 @@ use kernel::prelude::*;
 
 mod af_smc;
 mod clc;
+mod listen;
 mod stats;
 mod sys;
 #[allow(unreachable_pub, dead_code)]

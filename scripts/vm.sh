@@ -32,6 +32,12 @@ rm -f "$out"/vm*.rc "$out"/vm*.ready "$out"/vm*.dmesg "$out"/vm*.kmemleak "$out"
 timeout_s=${SMC_VM_TIMEOUT:-900}
 accel=--disable-kvm
 [ "${SMC_VM_KVM:-0}" = 1 ] && accel=
+# Multi-threaded TCG (QEMU 7.2) races with the kernel's live code patching
+# on SMP guests: a vCPU can run a stale translation of an int3 that
+# text_poke_bp() already removed, and the guest dies with "Oops: int3"
+# early in boot. One TCG thread serialises the vCPUs; the guest stays SMP.
+tcg_smp_opts=
+[ -n "$accel" ] && tcg_smp_opts="-accel tcg,thread=single"
 
 # start_vm N MOD CMD [QEMU_NET_OPTS [CPUS]]: boots VM N in the background;
 # its pid is left in vm_pid.
@@ -44,7 +50,8 @@ start_vm() {
 	local -a args=(--run "$kdir" $accel --cpus "$cpus" --memory 2G --verbose
 		--rodir "$top" --rwdir "$out"
 		--exec "bash $here/vm-guest.sh $n $mod $out $out/vm$n.cmd")
-	[ -n "$net" ] && args+=("--qemu-opts=$net")
+	[ "$cpus" -gt 1 ] && net="$net $tcg_smp_opts"
+	[ -n "${net// /}" ] && args+=("--qemu-opts=$net")
 	# vng refuses to run without a terminal-less stdin in some versions.
 	PATH=$(kernel_path) timeout "$timeout_s" vng "${args[@]}" </dev/null >"$out/vm$n.log" 2>&1 &
 	vm_pid=$!

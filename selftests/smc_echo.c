@@ -4,6 +4,7 @@
  *
  *   smc_echo server -f FAMILY -p PORT [-b ADDR] [-n CONNS] [-x HOSTILE]
  *   smc_echo client -f FAMILY -a ADDR -p PORT [-s BYTES] [-n CONNS] [-r ROUNDS] [-w SECS] [-N]
+ *                   [-X OPENING]
  *   smc_echo hold -f FAMILY -p PORT
  *   smc_echo probe
  *
@@ -18,7 +19,10 @@
  * arrives (for unload tests). With -x, the server plays a hostile peer: a
  * connection that starts with a CLC proposal is answered with HOSTILE bytes
  * (garbage, truncated, oversized, badversion, badlength, decline) before the
- * echo; a client that then resets the connection just loses it. "probe" checks that AF_SMC refuses socket
+ * echo; a client that then resets the connection just loses it. With -X, the
+ * client opens its connection the way a hostile or confused client with the
+ * SMC option on its SYN would (see client_opening()) before the echo, or
+ * checks that the server dropped it. "probe" checks that AF_SMC refuses socket
  * types and protocols it does not implement, with upstream's errno values.
  */
 #define _GNU_SOURCE
@@ -69,6 +73,7 @@ static int wait_secs = 20;
 static int rounds = 1;
 static int nonblocking_connect;
 static const char *hostile;
+static const char *opening;
 
 static const unsigned char smcr_eyecatcher[4] = { 0xe2, 0xd4, 0xc3, 0xd9 };
 
@@ -106,6 +111,106 @@ static size_t hostile_answer(unsigned char *b)
 	b[20] = 0x20;
 	memcpy(b + 40, smcr_eyecatcher, 4);
 	return 44;
+}
+
+static int write_all(int fd, const void *buf, size_t len);
+static int read_all(int fd, void *buf, size_t len);
+
+/* Waits up to 20 s for the server to drop the connection (reset or EOF). */
+static int expect_dropped(int fd)
+{
+	struct timeval tv = { .tv_sec = 20 };
+	char c;
+	ssize_t n;
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	n = recv(fd, &c, 1, 0);
+	if (n == 0 || (n < 0 && (errno == ECONNRESET || errno == EPIPE)))
+		return 1;
+	fprintf(stderr, "smc_echo: opening %s: connection not dropped (%zd, %s)\n",
+		opening, n, n < 0 ? strerror(errno) : "data");
+	return -1;
+}
+
+/* Reads the server's CLC decline; checks its type and reason code. */
+static int expect_decline(int fd, uint32_t reason)
+{
+	unsigned char b[64];
+	unsigned int len;
+	uint32_t got;
+
+	if (read_all(fd, b, 8) || memcmp(b, smcr_eyecatcher, 4) || b[4] != 4)
+		goto bad;
+	len = b[5] << 8 | b[6];
+	if (len < 28 || len > sizeof(b) || read_all(fd, b + 8, len - 8))
+		goto bad;
+	got = (uint32_t)b[16] << 24 | b[17] << 16 | b[18] << 8 | b[19];
+	if (got != reason) {
+		fprintf(stderr, "smc_echo: decline reason %08x, expected %08x\n", got, reason);
+		return -1;
+	}
+	return 0;
+bad:
+	fprintf(stderr, "smc_echo: opening %s: no valid CLC decline\n", opening);
+	return -1;
+}
+
+/*
+ * The first bytes of a client whose SYN carried the SMC option (a BPF
+ * program adds it to plain TCP sockets). Returns 0 to go on with the echo,
+ * 1 when the server dropped the connection as it must, -1 on a failure.
+ *   plain       no CLC at all: the echo protocol right away
+ *   late        nothing for 8 s (longer than the server waits for CLC)
+ *   decline     a valid v2 decline instead of a proposal
+ *   badlength   a proposal whose length disagrees with its layout: the
+ *               server declines with SYNCERR (0x04000000)
+ *   truncated   a proposal header announcing 84 bytes, then 20 bytes only
+ *   oversized   a header announcing 65535 bytes
+ *   badversion  a proposal header with version 0
+ */
+static int client_opening(int fd)
+{
+	unsigned char b[84];
+
+	memset(b, 0, sizeof(b));
+	memcpy(b, smcr_eyecatcher, 4);
+	b[4] = 1; /* proposal */
+	b[7] = 0x2a; /* version 2, typev2 N, typev1 N */
+	if (!strcmp(opening, "plain"))
+		return 0;
+	if (!strcmp(opening, "late")) {
+		sleep(8);
+		return 0;
+	}
+	if (!strcmp(opening, "decline")) {
+		b[4] = 4; b[6] = 44; b[7] = 0x20;
+		b[16] = 0x03; b[17] = 0x01;
+		b[20] = 0x20;
+		memcpy(b + 40, smcr_eyecatcher, 4);
+		return write_all(fd, b, 44) ? -1 : 0;
+	}
+	if (!strcmp(opening, "badlength")) {
+		b[6] = 60;
+		memcpy(b + 56, smcr_eyecatcher, 4);
+		if (write_all(fd, b, 60))
+			return -1;
+		return expect_decline(fd, 0x04000000);
+	}
+	if (!strcmp(opening, "truncated")) {
+		b[6] = 84;
+		return write_all(fd, b, 20) ? -1 : expect_dropped(fd);
+	}
+	if (!strcmp(opening, "oversized")) {
+		b[5] = 0xff; b[6] = 0xff;
+		return write_all(fd, b, 84) ? -1 : expect_dropped(fd);
+	}
+	if (!strcmp(opening, "badversion")) {
+		b[6] = 84; b[7] = 0x0a;
+		memcpy(b + 80, smcr_eyecatcher, 4);
+		return write_all(fd, b, 84) ? -1 : expect_dropped(fd);
+	}
+	fprintf(stderr, "smc_echo: unknown opening %s\n", opening);
+	return -1;
 }
 
 static void die(const char *what)
@@ -390,6 +495,16 @@ static void *client_once(void *arg)
 		off += n;
 	}
 	fd = connect_retry();
+	if (opening) {
+		int r = client_opening(fd);
+
+		if (r < 0)
+			goto out;
+		if (r > 0) {
+			res->ok = 1;
+			goto out;
+		}
+	}
 	if (write_all(fd, &be, sizeof(be)))
 		goto out;
 	/*
@@ -457,7 +572,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "probe"))
 		return probe();
 	optind = 2;
-	while ((opt = getopt(argc, argv, "f:a:b:p:s:n:w:x:r:N")) != -1) {
+	while ((opt = getopt(argc, argv, "f:a:b:p:s:n:w:x:X:r:N")) != -1) {
 		switch (opt) {
 		case 'f': famname = optarg; break;
 		case 'a': case 'b': addr_str = optarg; break;
@@ -466,6 +581,7 @@ int main(int argc, char **argv)
 		case 'n': conns = atoi(optarg); break;
 		case 'w': wait_secs = atoi(optarg); break;
 		case 'x': hostile = optarg; break;
+		case 'X': opening = optarg; break;
 		case 'r': rounds = atoi(optarg); break;
 		case 'N': nonblocking_connect = 1; break;
 		default: return 2;

@@ -98,3 +98,59 @@ else
 			timeout 60 smc_echo client -f smc -a "10.10.0.$i" -p 7107 -s 262144 -w 40 $nb
 	done
 fi
+
+# Clients whose SYNs carry the SMC option (a BPF sock_ops program adds it to
+# plain TCP sockets on VM 2) and which then send no CLC, late CLC, broken CLC
+# or a decline, against the smc_rs listener on VM 1. The listener peeks
+# before it reads: bytes that are not CLC stay the application's. Broken
+# CLC it can resynchronise on gets a decline and TCP; the rest is dropped
+# before the application sees it. A silent client must not hold up others.
+# The server accepts exactly the six connections that must reach it.
+syn_option() {
+	mount -t bpf bpf /sys/fs/bpf 2>/dev/null
+	case "$1" in
+	on)
+		bpftool prog load "$here/bpf/smc_option_syn.bpf.o" /sys/fs/bpf/smc_option_syn type sockops &&
+			bpftool cgroup attach /sys/fs/cgroup sock_ops pinned /sys/fs/bpf/smc_option_syn
+		;;
+	off)
+		bpftool cgroup detach /sys/fs/cgroup sock_ops pinned /sys/fs/bpf/smc_option_syn
+		rm -f /sys/fs/bpf/smc_option_syn
+		;;
+	esac
+}
+
+opening_client() {
+	timeout 60 smc_echo client -f inet -a "$peer" -p 7110 -s 262144 -w "${2:-30}" -X "$1"
+}
+
+silent_client_does_not_block() {
+	local pid rc=0
+	opening_client late &
+	pid=$!
+	sleep 1
+	# Well within the 8 s the silent client holds its handshake.
+	timeout 5 smc_echo client -f inet -a "$peer" -p 7110 -s 262144 -w 5 || rc=1
+	wait "$pid" || rc=1
+	return $rc
+}
+
+if [ "$SMC_VM" = 1 ]; then
+	run_test "smc_rs listener <- clients with the SMC option and no, late or broken CLC (server side)" \
+		timeout 180 smc_echo server -f smc -p 7110 -n 6
+else
+	run_test "SMC option on VM 2's SYNs (BPF sock_ops)" syn_option on
+	run_test "smc_rs listener <- SMC option, then no CLC: data intact" opening_client plain 90
+	run_test "smc_rs listener <- SMC option, silent for 8 s: falls back after the CLC wait; another client meanwhile" \
+		silent_client_does_not_block
+	run_test "smc_rs listener <- SMC option, a decline instead of a proposal: falls back" \
+		opening_client decline
+	run_test "smc_rs listener <- proposal with a bad length: SYNCERR decline, falls back" \
+		opening_client badlength
+	for mode in truncated oversized badversion; do
+		run_test "smc_rs listener <- $mode proposal: connection dropped" opening_client "$mode"
+	done
+	run_test "SMC option off again" syn_option off
+	run_test "smc_rs listener still serves an upstream AF_SMC client" \
+		timeout 60 smc_echo client -f smc -a "$peer" -p 7110 -s 1048576 -w 30
+fi

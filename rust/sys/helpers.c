@@ -110,3 +110,48 @@ bool smc_rs_queue_work(struct workqueue_struct *wq, struct work_struct *work)
 {
 	return queue_work(wq, work);
 }
+
+void smc_rs_callback_write_lock(struct sock *sk)
+{
+	write_lock_bh(&sk->sk_callback_lock);
+}
+
+void smc_rs_callback_write_unlock(struct sock *sk)
+{
+	write_unlock_bh(&sk->sk_callback_lock);
+}
+
+void smc_rs_callback_read_lock(struct sock *sk)
+{
+	read_lock_bh(&sk->sk_callback_lock);
+}
+
+void smc_rs_callback_read_unlock(struct sock *sk)
+{
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+void smc_rs_set_user_data_nocopy(struct sock *sk, void *data)
+{
+	__rcu_assign_sk_user_data_with_flags(sk, data, data ? SK_USER_DATA_NOCOPY : 0);
+}
+
+void *smc_rs_user_data(const struct sock *sk)
+{
+	return (void *)((uintptr_t)rcu_access_pointer(sk->sk_user_data) & SK_USER_DATA_PTRMASK);
+}
+
+void smc_rs_tcp_set_hs_congested(struct sock *sk, bool (*congested)(const struct sock *sk))
+{
+	tcp_sk(sk)->smc_hs_congested = congested;
+}
+
+long smc_rs_sk_rcvtimeo(const struct sock *sk, bool noblock)
+{
+	return sock_rcvtimeo(sk, noblock);
+}
+
+int smc_rs_sock_intr_errno(long timeo)
+{
+	return sock_intr_errno(timeo);
+}

@@ -8,6 +8,7 @@
 
 pub(crate) mod bindings;
 pub(crate) mod family;
+pub(crate) mod listen;
 pub(crate) mod pernet;
 pub(crate) mod sock;
 pub(crate) mod socket;

@@ -3,12 +3,16 @@
 //! The AF_SMC `struct sock` and the protocol state that lives behind it.
 
 use super::bindings;
+use super::socket::{errno, KernelSocket};
 use core::cell::UnsafeCell;
+use core::ffi::c_long;
 use core::ops::{Deref, DerefMut};
-use core::ptr::{addr_of_mut, null_mut};
+use core::ptr::{addr_of_mut, null_mut, NonNull};
 use core::sync::atomic::{AtomicPtr, Ordering};
-use kernel::error::Result;
+use kernel::alloc::flags::GFP_KERNEL;
+use kernel::error::{Error, Result};
 use kernel::types::Opaque;
+use kernel::workqueue::Queue;
 
 /// The two halves of a protocol's per-socket state, and the socket's
 /// deferred work.
@@ -140,6 +144,22 @@ impl<S: SockState> SmcSk<S> {
         unsafe { bindings::flush_work(self.work.get()) };
     }
 
+    /// A counted reference to the socket, for work that outlives the call.
+    pub(crate) fn get_ref(&self) -> SockRef<S> {
+        // SAFETY: `self` is live; the reference is dropped by `SockRef`.
+        unsafe { bindings::smc_rs_sock_hold(self.as_raw()) };
+        // INVARIANT: a reference is held for the new value.
+        SockRef {
+            sk: NonNull::from(self),
+        }
+    }
+
+    /// The receive timeout (`SO_RCVTIMEO`) in jiffies; 0 for `nonblock`.
+    pub(crate) fn rcvtimeo(&self, nonblock: bool) -> c_long {
+        // SAFETY: a read of a field of a live socket.
+        unsafe { bindings::smc_rs_sk_rcvtimeo(self.as_raw(), nonblock) }
+    }
+
     /// The part of the state that needs no lock.
     pub(crate) fn shared(&self) -> &S::Shared {
         &self.shared
@@ -208,6 +228,108 @@ impl<S: SockState> SockGuard<'_, S> {
     pub(crate) fn sk(&self) -> &SmcSk<S> {
         self.sk
     }
+
+    /// Sleeps until a wake-up on `on`'s wait queue, a signal, or the end of
+    /// `*timeo` jiffies (updated), with the socket lock dropped meanwhile,
+    /// like `sk_wait_event`. The waiter is exclusive: a wake-up for one
+    /// event (one new connection) wakes one such waiter. `ready` is checked
+    /// after queueing and before sleeping, so no wake-up is lost. Fails with
+    /// `EAGAIN` when the time is up and `EINTR`/`ERESTARTSYS` on a signal.
+    pub(crate) fn wait_exclusive(
+        &mut self,
+        on: &KernelSocket,
+        timeo: &mut c_long,
+        ready: impl Fn() -> bool,
+    ) -> Result {
+        let entry = Opaque::<bindings::wait_queue_entry>::uninit();
+        let head = on.wait_queue();
+        // `entry` stays in place until `finish_wait` took it off the queue.
+        // SAFETY: `entry` is valid memory for an entry; `head` is the live
+        // wait queue of a socket the caller keeps alive.
+        unsafe {
+            bindings::init_wait_entry(entry.get(), 0);
+            bindings::prepare_to_wait_exclusive(
+                head,
+                entry.get(),
+                bindings::TASK_INTERRUPTIBLE as core::ffi::c_int,
+            );
+        }
+        // SAFETY: the guard holds the lock; it is taken again below before
+        // the guard is used.
+        unsafe { bindings::release_sock(self.sk.as_raw()) };
+        if !ready() {
+            // SAFETY: plain sleep, the task state was set by `prepare_to_wait`.
+            *timeo = unsafe { bindings::schedule_timeout(*timeo) };
+        }
+        // SAFETY: retakes the lock the guard stands for; `entry` is queued on
+        // `head` or was taken off by its wake-up.
+        unsafe {
+            bindings::smc_rs_lock_sock(self.sk.as_raw());
+            bindings::finish_wait(head, entry.get());
+        }
+        if ready() {
+            return Ok(());
+        }
+        if kernel::current!().signal_pending() {
+            // SAFETY: pure function of its argument.
+            return Err(Error::from_errno(unsafe {
+                bindings::smc_rs_sock_intr_errno(*timeo)
+            }));
+        }
+        if *timeo == 0 {
+            return Err(errno(bindings::EAGAIN));
+        }
+        Ok(())
+    }
+}
+
+/// A counted reference to an SMC socket: keeps its memory and state alive
+/// (not its connection) wherever it goes.
+///
+/// # Invariants
+///
+/// `sk` is a `SmcSk<S>` with initialised state on which this value holds a
+/// reference.
+pub(crate) struct SockRef<S: SockState> {
+    sk: NonNull<SmcSk<S>>,
+}
+
+// SAFETY: `SmcSk` is `Sync`, and a socket reference may be dropped anywhere.
+unsafe impl<S: SockState> Send for SockRef<S> {}
+// SAFETY: shared access only hands out `&SmcSk`, which is `Sync`.
+unsafe impl<S: SockState> Sync for SockRef<S> {}
+
+impl<S: SockState> Deref for SockRef<S> {
+    type Target = SmcSk<S>;
+
+    fn deref(&self) -> &SmcSk<S> {
+        // SAFETY: the reference held keeps the socket alive (invariant).
+        unsafe { self.sk.as_ref() }
+    }
+}
+
+impl<S: SockState> Drop for SockRef<S> {
+    fn drop(&mut self) {
+        // SAFETY: drops the reference taken in `get_ref` (invariant).
+        unsafe { bindings::smc_rs_sock_put(self.sk.as_ptr().cast()) };
+    }
+}
+
+/// Runs `job` on the handshake workqueue (unbound, may sleep). Fails with
+/// `ENOMEM` when the work item cannot be allocated, or while the module
+/// unloads.
+pub(crate) fn spawn_handshake(job: impl FnOnce() + Send + 'static) -> Result {
+    let wq = HANDSHAKE_WQ.load(Ordering::Acquire);
+    if wq.is_null() {
+        return Err(errno(bindings::ENOMEM));
+    }
+    // The queue lives until module exit, which first waits for every
+    // socket (each holds a module reference) and then drains the queue.
+    // SAFETY: `wq` is the live handshake queue for the duration of the call.
+    let queue = unsafe { Queue::from_raw(wq.cast()) };
+    queue
+        .try_spawn(GFP_KERNEL, job)
+        .map_err(|_| errno(bindings::ENOMEM))
 }
 
 impl<S: SockState> Deref for SockGuard<'_, S> {

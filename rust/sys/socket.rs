@@ -226,6 +226,16 @@ impl KernelSocket {
     /// Receives exactly `buf.len()` bytes, waiting at most `timeout_ms`.
     /// Returns fewer bytes only when the peer closed; times out with `EAGAIN`.
     pub(crate) fn recv_exact(&self, buf: &mut [u8], timeout_ms: u32) -> Result<usize> {
+        self.recv_waitall(buf, timeout_ms, 0)
+    }
+
+    /// Like [`Self::recv_exact`], but leaves the bytes in the socket
+    /// (`MSG_PEEK`). A timeout with some bytes there returns those.
+    pub(crate) fn peek_exact(&self, buf: &mut [u8], timeout_ms: u32) -> Result<usize> {
+        self.recv_waitall(buf, timeout_ms, bindings::MSG_PEEK)
+    }
+
+    fn recv_waitall(&self, buf: &mut [u8], timeout_ms: u32, flags: u32) -> Result<usize> {
         let mut vec = bindings::kvec {
             iov_base: buf.as_mut_ptr().cast(),
             iov_len: buf.len(),
@@ -244,12 +254,47 @@ impl KernelSocket {
                 &mut vec,
                 1,
                 buf.len(),
-                bindings::MSG_WAITALL as c_int,
+                (bindings::MSG_WAITALL | flags) as c_int,
             )
         };
         // SAFETY: as above.
         unsafe { bindings::smc_rs_sk_swap_rcvtimeo(self.sk_raw(), old) };
         Ok(to_count(n)? as usize)
+    }
+
+    /// A handle that can abort this connection from elsewhere (while it is
+    /// used by a handshake), valid even after the socket is released.
+    pub(crate) fn abort_handle(&self) -> AbortHandle {
+        let sk = self.sk_raw();
+        // SAFETY: live socket; the reference is dropped by the handle.
+        unsafe { bindings::smc_rs_sock_hold(sk) };
+        // INVARIANT: `sk` is live and a reference is held for the handle.
+        AbortHandle {
+            // SAFETY: the `sk` of a live socket is never NULL (invariant).
+            sk: unsafe { NonNull::new_unchecked(sk) },
+        }
+    }
+
+    /// The wait queue the socket's waiters (poll, accept, ...) sleep on.
+    pub(super) fn wait_queue(&self) -> *mut bindings::wait_queue_head {
+        // SAFETY: live socket (invariant): its embedded `wq` is valid.
+        unsafe { core::ptr::addr_of_mut!((*self.raw()).wq.wait) }
+    }
+
+    /// The TCP `struct sock`, for the wrappers of this module's siblings.
+    pub(super) fn tcp_sk(&self) -> *mut bindings::sock {
+        self.sk_raw()
+    }
+
+    /// Takes ownership of a socket `kernel_accept` returned.
+    ///
+    /// # Safety
+    ///
+    /// `sock` must be a live socket with `ops` and `sk` set and no file,
+    /// owned by nobody else.
+    pub(super) unsafe fn from_accepted(sock: NonNull<bindings::socket>) -> Self {
+        // INVARIANT: the caller's promise.
+        KernelSocket { sock }
     }
 
     /// Aborts whatever the socket is doing (a connect, a receive) with
@@ -338,9 +383,9 @@ impl KernelSocket {
         // SAFETY: live listening socket; `new` is a valid out pointer.
         to_result(unsafe { bindings::kernel_accept(self.raw(), &mut new, flags) })?;
         let sock = NonNull::new(new).ok_or_else(|| errno(bindings::ENOMEM))?;
-        // INVARIANT: `kernel_accept` returned a live socket with `ops` and
-        // `sk` set and no file; we own it.
-        Ok(KernelSocket { sock })
+        // SAFETY: `kernel_accept` returned a live socket with `ops` and `sk`
+        // set and no file, which is ours.
+        Ok(unsafe { KernelSocket::from_accepted(sock) })
     }
 
     /// `getsockname(2)` / `getpeername(2)`; returns the address length.
@@ -427,6 +472,43 @@ impl KernelSocket {
             .ok_or_else(|| errno(bindings::EOPNOTSUPP))?;
         // SAFETY: as in `sendmsg`.
         to_count(unsafe { f(self.raw(), msg.ptr, len, flags) })
+    }
+}
+
+/// A counted reference to a TCP connection that can abort it (RST) from
+/// any thread, e.g. to end a handshake blocked on it when its listener
+/// closes. Aborting a connection that is already closed does nothing.
+///
+/// # Invariants
+///
+/// `sk` is a TCP `struct sock` on which the handle holds a reference.
+pub(crate) struct AbortHandle {
+    sk: NonNull<bindings::sock>,
+}
+
+// SAFETY: the reference may be used and dropped from any thread.
+unsafe impl Send for AbortHandle {}
+// SAFETY: `tcp_abort` takes the socket's own locks.
+unsafe impl Sync for AbortHandle {}
+
+impl AbortHandle {
+    /// Aborts the connection with `ECONNABORTED`, waking its waiters.
+    pub(crate) fn abort(&self) {
+        // Like `SOCK_DESTROY` from sock_diag: any state, held reference.
+        // SAFETY: the handle's reference keeps `sk` live (invariant).
+        unsafe { bindings::tcp_abort(self.sk.as_ptr(), bindings::ECONNABORTED as c_int) };
+    }
+
+    /// Whether this handle is for `sock`'s connection.
+    pub(crate) fn is_for(&self, sock: &KernelSocket) -> bool {
+        self.sk.as_ptr() == sock.sk_raw()
+    }
+}
+
+impl Drop for AbortHandle {
+    fn drop(&mut self) {
+        // SAFETY: drops the reference taken in `abort_handle` (invariant).
+        unsafe { bindings::smc_rs_sock_put(self.sk.as_ptr()) };
     }
 }
 

@@ -753,6 +753,75 @@ impl<'a> Proposal<'a> {
     }
 }
 
+/// What a server can serve, for [`choose_variant`].
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct ServerCaps {
+    /// An SMC-Rv1 (RoCEv1 or RoCEv2 with matching prefix) device is usable.
+    pub smcr_v1: bool,
+    /// An SMC-Rv2 device with a UEID in common is usable.
+    pub smcr_v2: bool,
+}
+
+/// The SMC variant a server agrees on.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Variant {
+    /// SMC-R, version 1.
+    SmcrV1,
+    /// SMC-R, version 2.
+    SmcrV2,
+}
+
+impl Proposal<'_> {
+    /// The version a reply to this proposal carries: v2 when the client
+    /// speaks v2, else v1.
+    pub fn reply_version(&self) -> u8 {
+        if self.header.version >= SMC_V2 {
+            SMC_V2
+        } else {
+            SMC_V1
+        }
+    }
+}
+
+/// The server's choice for a proposal, checked the way upstream's listener
+/// does: v2 first (it needs the v2 extension, and SMC-Rv2 needs a UEID),
+/// then v1. SMC-D is never served. Without a variant both sides can use,
+/// the reason to decline with: the device reason of what the client
+/// offered (`NoSmcrDevice`, `NoSmcdDevice`, `NoSmcDevice` for both), the v2
+/// check that failed when nothing else was offered, or `PeerNoSmc` for a
+/// proposal that offers nothing.
+pub fn choose_variant(p: &Proposal<'_>, caps: ServerCaps) -> Result<Variant, DeclineReason> {
+    let typev2 = if p.header.version >= SMC_V2 {
+        SmcType::from_bits(p.header.typev2)
+    } else {
+        SmcType::N
+    };
+    let mut v2_reason = None;
+    let mut offers_r = false;
+    if typev2.has_r() {
+        match &p.v2 {
+            None => v2_reason = Some(DeclineReason::NoV2Extension),
+            Some(ext) if ext.ueids().next().is_none() => v2_reason = Some(DeclineReason::NoUeid),
+            Some(_) if caps.smcr_v2 => return Ok(Variant::SmcrV2),
+            Some(_) => offers_r = true,
+        }
+    }
+    if p.header.typev1.has_r() {
+        if caps.smcr_v1 {
+            return Ok(Variant::SmcrV1);
+        }
+        offers_r = true;
+    }
+    let offers_d = typev2.has_d() || p.header.typev1.has_d();
+    Err(match (offers_r, offers_d, v2_reason) {
+        (true, true, _) => DeclineReason::NoSmcDevice,
+        (true, false, _) => DeclineReason::NoSmcrDevice,
+        (false, true, _) => DeclineReason::NoSmcdDevice,
+        (false, false, Some(reason)) => reason,
+        (false, false, None) => DeclineReason::PeerNoSmc,
+    })
+}
+
 /// What a client proposes, for [`encode_proposal`]: SMC-R only, IPv4
 /// prefix, and optionally the SMC-Rv2 extension with UEIDs.
 #[derive(Clone, Copy, Debug, Default)]
@@ -1135,6 +1204,58 @@ mod tests {
         assert_eq!((v2.max_conns, v2.max_links, v2.feature_mask), (255, 2, 1));
         let ueids: [&[u8]; 1] = [UEID];
         assert!(v2.ueids().eq(ueids.iter().copied()));
+    }
+
+    #[test]
+    fn server_choice_follows_what_the_client_offers() {
+        let none = ServerCaps::default();
+        let all = ServerCaps {
+            smcr_v1: true,
+            smcr_v2: true,
+        };
+        // SMC-Rv2 with a UEID, as upstream sends over rxe.
+        let b = proposal_v2_bytes();
+        let p = Proposal::parse(&b).unwrap();
+        assert_eq!(p.reply_version(), SMC_V2);
+        assert_eq!(choose_variant(&p, none), Err(DeclineReason::NoSmcrDevice));
+        assert_eq!(choose_variant(&p, all), Ok(Variant::SmcrV2));
+        let v1_only = ServerCaps {
+            smcr_v1: true,
+            smcr_v2: false,
+        };
+        assert_eq!(choose_variant(&p, v1_only), Err(DeclineReason::NoSmcrDevice));
+
+        // The empty proposal smc_rs clients send offers nothing.
+        let mut buf = [0u8; MAX_MESSAGE_LEN];
+        let n = encode_proposal(&ProposalParams::default(), &mut buf).unwrap();
+        let p = Proposal::parse(&buf[..n]).unwrap();
+        assert_eq!(choose_variant(&p, all), Err(DeclineReason::PeerNoSmc));
+
+        // v1 and v2 offered: v2 is preferred, v1 is the way back.
+        let ueids = [*UEID];
+        let params = ProposalParams {
+            v1: true,
+            v2: true,
+            ueids: &ueids,
+            ..ProposalParams::default()
+        };
+        let n = encode_proposal(&params, &mut buf).unwrap();
+        let p = Proposal::parse(&buf[..n]).unwrap();
+        assert_eq!(choose_variant(&p, all), Ok(Variant::SmcrV2));
+        assert_eq!(choose_variant(&p, v1_only), Ok(Variant::SmcrV1));
+        assert_eq!(choose_variant(&p, none), Err(DeclineReason::NoSmcrDevice));
+
+        // v1 only, in the v2 header Linux always sends: replies are v2.
+        let params = ProposalParams {
+            v1: true,
+            v2: false,
+            ..ProposalParams::default()
+        };
+        let n = encode_proposal(&params, &mut buf).unwrap();
+        let p = Proposal::parse(&buf[..n]).unwrap();
+        assert_eq!(p.reply_version(), SMC_V2);
+        assert_eq!(choose_variant(&p, v1_only), Ok(Variant::SmcrV1));
+        assert_eq!(choose_variant(&p, none), Err(DeclineReason::NoSmcrDevice));
     }
 
     #[test]

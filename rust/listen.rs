@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The server side of AF_SMC: a listening SMC socket takes the connections
+//! of its TCP listener as soon as TCP has them, runs the CLC handshake of
+//! each on the handshake workqueue, and queues the finished ones for
+//! `accept()`. The listener itself never waits for a handshake, so a slow
+//! or silent client cannot hold up the others.
+//!
+//! Like TCP's accept queue, the number of connections taken (queued or in
+//! their handshake) is bounded by the backlog; beyond it they stay in the
+//! TCP listener's own queue, and TCP applies its backlog to new SYNs.
+
+use crate::clc::{server_handshake, ServerOutcome};
+use crate::stats::{count, Event, Side};
+use crate::sys::bindings as b;
+use crate::sys::listen::ListenHook;
+use crate::sys::sock::{spawn_handshake, SmcSk, SockRef};
+use crate::sys::socket::{errno, AbortHandle, KernelSocket};
+use crate::wire::clc::DeclineReason;
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use kernel::prelude::*;
+
+/// A connection whose handshake is done, waiting for `accept()`.
+pub(crate) struct Accepted {
+    pub(crate) clcsock: KernelSocket,
+    /// Why it uses TCP.
+    pub(crate) reason: DeclineReason,
+    /// What the client's decline said, if it sent one.
+    pub(crate) peer_diagnosis: u32,
+}
+
+/// First-in first-out queue of finished connections: a ring that doubles
+/// when full (it never holds more than the backlog allows).
+struct AcceptQueue {
+    slots: KVec<Option<Accepted>>,
+    head: usize,
+    len: usize,
+}
+
+impl AcceptQueue {
+    fn new() -> Self {
+        AcceptQueue {
+            slots: KVec::new(),
+            head: 0,
+            len: 0,
+        }
+    }
+
+    fn push(&mut self, conn: Accepted) -> core::result::Result<(), Accepted> {
+        if self.len == self.slots.len() && self.grow().is_err() {
+            return Err(conn);
+        }
+        let cap = self.slots.len();
+        let tail = (self.head + self.len) % cap;
+        self.slots[tail] = Some(conn);
+        self.len += 1;
+        Ok(())
+    }
+
+    fn grow(&mut self) -> Result {
+        let cap = self.slots.len();
+        let new_cap = (cap * 2).max(8);
+        let mut slots = KVec::with_capacity(new_cap, GFP_KERNEL)?;
+        for i in 0..new_cap {
+            let item = if i < self.len {
+                self.slots[(self.head + i) % cap].take()
+            } else {
+                None
+            };
+            // Within the capacity reserved above: does not allocate.
+            slots.push(item, GFP_KERNEL)?;
+        }
+        self.slots = slots;
+        self.head = 0;
+        Ok(())
+    }
+
+    fn pop(&mut self) -> Option<Accepted> {
+        if self.len == 0 {
+            return None;
+        }
+        let item = self.slots[self.head].take();
+        self.head = (self.head + 1) % self.slots.len();
+        self.len -= 1;
+        item
+    }
+}
+
+/// The counters of a listener that poll, `accept()` and TCP's SYN
+/// handling read without the socket lock.
+#[derive(Default)]
+pub(crate) struct ListenCounters {
+    /// The socket listens.
+    pub(crate) listening: AtomicBool,
+    /// Connections in the accept queue.
+    pub(crate) queued: AtomicUsize,
+    /// Connections in their handshake.
+    pub(crate) handshaking: AtomicUsize,
+    /// The backlog of `listen(2)`.
+    pub(crate) backlog: AtomicU32,
+    /// `SMC_LIMIT_HS`: when handshakes pile up, answer new SYNs without
+    /// the SMC option (those connections are plain TCP from the start).
+    pub(crate) limit_handshakes: AtomicBool,
+}
+
+impl ListenCounters {
+    /// A connection is waiting, or the socket stopped listening: either
+    /// ends a wait in `accept()`.
+    pub(crate) fn accept_ready(&self) -> bool {
+        self.queued.load(Ordering::Acquire) > 0 || !self.listening.load(Ordering::Acquire)
+    }
+
+    /// With `SMC_LIMIT_HS`, handshakes are congested once half the backlog
+    /// is in a handshake.
+    pub(crate) fn congested(&self) -> bool {
+        self.limit_handshakes.load(Ordering::Relaxed)
+            && self.handshaking.load(Ordering::Relaxed)
+                >= (self.backlog.load(Ordering::Relaxed) as usize / 2).max(1)
+    }
+}
+
+/// What a listening SMC socket owns, behind its socket lock.
+pub(crate) struct Listener {
+    /// Keeps TCP reporting new connections to us.
+    hook: ListenHook,
+    queue: AcceptQueue,
+    /// The connections in their handshake, to abort them when the listener
+    /// closes. A finished one leaves its slot empty for the next.
+    handshakes: KVec<Option<AbortHandle>>,
+    /// Occupied slots of `handshakes`.
+    in_handshake: usize,
+    backlog: usize,
+    /// Taking connections stopped at the backlog; `accept()` resumes it.
+    throttled: bool,
+}
+
+/// The protocol side a listener needs from the socket type it lives in.
+pub(crate) trait ListenSocket: crate::sys::listen::ListenOwner + Sized {
+    /// The clcsock of `sk`.
+    fn clcsock(sk: &SmcSk<Self>) -> &KernelSocket;
+    /// The lock-free counters of `sk`.
+    fn counters(sk: &SmcSk<Self>) -> &ListenCounters;
+    /// The listener state of `sk`, if it is listening.
+    fn listener(st: &mut Self::Locked) -> Option<&mut Listener>;
+}
+
+impl Listener {
+    /// Starts listening on `sk`'s TCP listener (already in `listen(2)`).
+    pub(crate) fn new<S: ListenSocket>(sk: &SmcSk<S>, backlog: i32) -> Self {
+        let counters = S::counters(sk);
+        let backlog = backlog.max(0) as u32;
+        counters.backlog.store(backlog, Ordering::Relaxed);
+        counters.queued.store(0, Ordering::Release);
+        counters.handshaking.store(0, Ordering::Relaxed);
+        counters.listening.store(true, Ordering::Release);
+        Listener {
+            hook: ListenHook::new(S::clcsock(sk), sk),
+            queue: AcceptQueue::new(),
+            handshakes: KVec::new(),
+            in_handshake: 0,
+            backlog: backlog as usize,
+            throttled: false,
+        }
+    }
+
+    /// A new `listen(2)` backlog on a listening socket.
+    pub(crate) fn set_backlog<S: ListenSocket>(&mut self, sk: &SmcSk<S>, backlog: i32) {
+        let backlog = backlog.max(0) as u32;
+        S::counters(sk).backlog.store(backlog, Ordering::Relaxed);
+        self.backlog = backlog as usize;
+        if self.throttled {
+            self.throttled = false;
+            sk.schedule_work();
+        }
+    }
+
+    /// Takes the next finished connection, if any.
+    pub(crate) fn pop<S: ListenSocket>(&mut self, sk: &SmcSk<S>) -> Option<Accepted> {
+        let conn = self.queue.pop()?;
+        S::counters(sk).queued.fetch_sub(1, Ordering::AcqRel);
+        if self.throttled {
+            // Room again: take what waits in TCP's queue.
+            self.throttled = false;
+            sk.schedule_work();
+        }
+        Some(conn)
+    }
+
+    /// Stops listening: no more callbacks from TCP, handshakes in flight
+    /// are aborted, finished but unaccepted connections are reset (as TCP
+    /// does with its accept queue), waiters in `accept()` wake up.
+    pub(crate) fn stop<S: ListenSocket>(self, sk: &SmcSk<S>) {
+        let counters = S::counters(sk);
+        counters.listening.store(false, Ordering::Release);
+        let Listener {
+            hook,
+            mut queue,
+            handshakes,
+            ..
+        } = self;
+        for h in handshakes.iter().flatten() {
+            h.abort();
+        }
+        while let Some(conn) = queue.pop() {
+            conn.clcsock.abort();
+        }
+        counters.queued.store(0, Ordering::Release);
+        counters.handshaking.store(0, Ordering::Relaxed);
+        // Everyone waiting in accept() or poll looks again.
+        S::clcsock(sk).wake_waiters();
+        drop(hook);
+    }
+}
+
+/// The listener's work item: takes the connections TCP has ready, up to
+/// the backlog. Connections that offered SMC get a handshake job; the
+/// others are plain TCP and go to the accept queue at once.
+pub(crate) fn take_connections<S: ListenSocket>(sk: &SmcSk<S>) {
+    let mut st = sk.lock();
+    let net = sk.net();
+    let counters = S::counters(sk);
+    let clcsock = S::clcsock(sk);
+    while let Some(l) = S::listener(&mut st) {
+        if l.queue.len + l.in_handshake > l.backlog {
+            l.throttled = true;
+            break;
+        }
+        // `EAGAIN`: TCP's queue is empty. Other errors concern one child
+        // only; the next one (or the next call) goes on.
+        let Ok(child) = l.hook.accept(clcsock) else {
+            break;
+        };
+        if !child.peer_offered_smc() {
+            let conn = Accepted {
+                clcsock: child,
+                reason: DeclineReason::PeerNoSmc,
+                peer_diagnosis: 0,
+            };
+            count(net, Side::Server, Event::Connection);
+            count(net, Side::Server, Event::Fallback(conn.reason));
+            if let Err(conn) = l.queue.push(conn) {
+                conn.clcsock.abort();
+                continue;
+            }
+            counters.queued.fetch_add(1, Ordering::AcqRel);
+            l.hook.wake_one();
+            continue;
+        }
+        let free = l.handshakes.iter().position(Option::is_none);
+        if free.is_none() && l.handshakes.reserve(1, GFP_KERNEL).is_err() {
+            child.abort();
+            continue;
+        }
+        let handle = child.abort_handle();
+        let listener = sk.get_ref();
+        if spawn_handshake(move || finish_handshake(listener, child)).is_err() {
+            // The closure (with the child) was dropped: the client sees a
+            // reset, as when TCP cannot allocate a child.
+            count(net, Side::Server, Event::HandshakeError);
+            continue;
+        }
+        match free.and_then(|i| l.handshakes.get_mut(i)) {
+            Some(slot) => *slot = Some(handle),
+            // Within the capacity reserved above: cannot fail.
+            None => {
+                let _ = l.handshakes.push(Some(handle), GFP_KERNEL);
+            }
+        }
+        l.in_handshake += 1;
+        counters.handshaking.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// A handshake job: runs the server side of CLC on `child`, then hands the
+/// connection to `listener`'s accept queue, or drops it.
+fn finish_handshake<S: ListenSocket>(listener: SockRef<S>, child: KernelSocket) {
+    let outcome = server_handshake(&child);
+    let sk = &*listener;
+    let net = sk.net();
+    let mut st = sk.lock();
+    let Some(l) = S::listener(&mut st) else {
+        // The listener closed and aborted this connection; it is released
+        // with `child`.
+        return;
+    };
+    let Some(slot) = l
+        .handshakes
+        .iter_mut()
+        .find(|h| h.as_ref().is_some_and(|h| h.is_for(&child)))
+    else {
+        // Started by an earlier listen() of this socket, which was stopped.
+        child.abort();
+        return;
+    };
+    drop(slot.take());
+    l.in_handshake -= 1;
+    S::counters(sk).handshaking.fetch_sub(1, Ordering::Relaxed);
+    let (reason, peer_diagnosis) = match outcome {
+        ServerOutcome::Fallback {
+            reason,
+            peer_diagnosis,
+            not_clc,
+            error,
+        } => {
+            if not_clc {
+                count(net, Side::Server, Event::NonClcPeer);
+            }
+            if error.is_some() {
+                count(net, Side::Server, Event::HandshakeError);
+            }
+            (reason, peer_diagnosis)
+        }
+        ServerOutcome::Abort(_) => {
+            count(net, Side::Server, Event::HandshakeError);
+            child.abort();
+            return;
+        }
+    };
+    count(net, Side::Server, Event::Connection);
+    count(net, Side::Server, Event::Fallback(reason));
+    let conn = Accepted {
+        clcsock: child,
+        reason,
+        peer_diagnosis,
+    };
+    if let Err(conn) = l.queue.push(conn) {
+        conn.clcsock.abort();
+        return;
+    }
+    S::counters(sk).queued.fetch_add(1, Ordering::AcqRel);
+    // One waiter in accept() and every poller.
+    l.hook.wake_one();
+}
+
+/// `accept()` on a listening socket: the next finished connection, waiting
+/// for one unless `nonblock`, up to `SO_RCVTIMEO`, interruptible.
+pub(crate) fn accept<S: ListenSocket>(sk: &SmcSk<S>, nonblock: bool) -> Result<Accepted> {
+    let mut timeo = sk.rcvtimeo(nonblock);
+    let counters = S::counters(sk);
+    let mut st = sk.lock();
+    loop {
+        let Some(l) = S::listener(&mut st) else {
+            return Err(errno(b::EINVAL));
+        };
+        if let Some(conn) = l.pop(sk) {
+            return Ok(conn);
+        }
+        if timeo == 0 {
+            return Err(errno(b::EAGAIN));
+        }
+        st.wait_exclusive(S::clcsock(sk), &mut timeo, || counters.accept_ready())?;
+    }
+}
