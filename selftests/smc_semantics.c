@@ -17,13 +17,16 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,6 +59,7 @@ static const char *err_name(int e)
 	case EFAULT: return "EFAULT";
 	case EDESTADDRREQ: return "EDESTADDRREQ";
 	case ETIMEDOUT: return "ETIMEDOUT";
+	case EINTR: return "EINTR";
 	default: {
 		static char buf[32];
 
@@ -344,6 +348,112 @@ static void epoll_edge(void)
 	close(l);
 }
 
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+struct blocked_accept {
+	int fd, ret, err;
+};
+
+static void *accept_thread(void *arg)
+{
+	struct blocked_accept *b = arg;
+
+	b->ret = accept(b->fd, NULL, NULL);
+	b->err = errno;
+	return NULL;
+}
+
+/* accept() as TCP has it: timeouts, signals, shutdown, close with a backlog. */
+static void listening(void)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = addr(&ss, port + 7);
+	struct timeval tv = { 0, 200000 };
+	struct itimerval it = { .it_value = { 0, 100000 } };
+	struct sigaction sa = { .sa_handler = on_alarm };
+	struct blocked_accept b;
+	pthread_t th;
+	int l = listener(port + 7), c, s;
+	char ch;
+
+	SHOW("accept SO_RCVTIMEO", setsockopt(l, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+	SHOW("accept times out", accept(l, NULL, NULL));
+	tv.tv_usec = 0;
+	setsockopt(l, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+	SHOW("accept interrupted by a signal", accept(l, NULL, NULL));
+
+	b.fd = l;
+	pthread_create(&th, NULL, accept_thread, &b);
+	usleep(200000);
+	SHOW("shutdown SHUT_RD listener", shutdown(l, SHUT_RD));
+	pthread_join(th, NULL);
+	printf("blocked accept after shutdown: %s\n", b.ret < 0 ? err_name(b.err) : "connection");
+	SHOW("accept after shutdown", accept4(l, NULL, NULL, SOCK_NONBLOCK));
+	SHOW("listen again", listen(l, 4));
+	c = sock();
+	SHOW("connect to listener again", connect(c, (void *)&ss, sl));
+	s = accept(l, NULL, NULL);
+	printf("accept from listener again: %d\n", s >= 0);
+	close(s);
+	close(c);
+
+	/* Connections the application never accepted are reset with the listener. */
+	c = sock();
+	SHOW("connect, never accepted", connect(c, (void *)&ss, sl));
+	usleep(200000);
+	close(l);
+	usleep(100000);
+	printf("poll after listener closed: %s\n", poll_bits(c, 0));
+	SHOW("recv after listener closed", recv(c, &ch, 1, 0));
+	close(c);
+}
+
+/* sendfile, splice, SIOCOUTQNSD, SO_SNDTIMEO, SHUT_RD on a connection. */
+static void transfers(void)
+{
+	static char big[1 << 16];
+	char path[] = "/tmp/smc_semantics.XXXXXX";
+	struct timeval tv = { 0, 200000 };
+	int c, s, l, f, p[2], v, total = 0;
+	long n;
+
+	pair(port + 8, &c, &s, &l);
+	f = mkstemp(path);
+	unlink(path);
+	memset(big, 'f', sizeof(big));
+	write(f, big, 100000 > sizeof(big) ? sizeof(big) : 100000);
+	SHOW("sendfile", sendfile(c, f, &(off_t){ 0 }, 50000));
+	while (total < 50000 && (n = recv(s, big, sizeof(big), 0)) > 0)
+		total += n;
+	printf("sendfile received: %d\n", total);
+	pipe(p);
+	send(c, "spliced!", 8, 0);
+	usleep(100000);
+	SHOW("splice socket to pipe", splice(s, NULL, p[1], NULL, 8, 0));
+	SHOW("splice pipe to socket", splice(p[0], NULL, s, NULL, 8, 0));
+	usleep(100000);
+	SHOW("recv spliced bytes", recv(c, big, sizeof(big), 0));
+	SHOW("SIOCOUTQNSD idle", (ioctl(c, SIOCOUTQNSD, &v), v));
+	SHOW("setsockopt SO_SNDTIMEO", setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)));
+	while ((n = send(c, big, sizeof(big), MSG_NOSIGNAL)) > 0)
+		;
+	SHOW("send to a peer that does not read times out", n);
+	SHOW("shutdown SHUT_RD", shutdown(s, SHUT_RD));
+	SHOW("recv after own SHUT_RD", recv(s, big, 1, MSG_DONTWAIT));
+	close(p[0]);
+	close(p[1]);
+	close(f);
+	close(c);
+	close(s);
+	close(l);
+}
+
 int main(int argc, char **argv)
 {
 	const char *fam = "smc";
@@ -380,5 +490,7 @@ int main(int argc, char **argv)
 	data();
 	reset();
 	epoll_edge();
+	listening();
+	transfers();
 	return 0;
 }
