@@ -13,6 +13,9 @@
 #include <net/sock.h>
 #include <net/tcp.h>
 #include <net/inet_common.h>
+#include <net/inet_sock.h>
+#include <net/protocol.h>
+#include <linux/ipv6.h>
 #include <net/net_namespace.h>
 #include <uapi/linux/smc.h>
 

@@ -298,6 +298,17 @@ impl SocketFamily for SmcFamily {
         ))
     }
 
+    fn create_inet(net: Net, kind: i16, family: u32) -> Result<(SmcShared, SmcSock)> {
+        if kind as u32 != b::sock_type_SOCK_STREAM {
+            return Err(errno(b::ESOCKTNOSUPPORT));
+        }
+        Ok(new_sock(
+            KernelSocket::new_tcp(net, family)?,
+            SmcState::Init,
+            0,
+        ))
+    }
+
     fn release(sock: &Sock<'_>) {
         let sk = sock.sk();
         if sk.shared().connecting.load(Ordering::Acquire) {

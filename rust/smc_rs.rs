@@ -30,7 +30,7 @@ module! {
     author: "smc_rs developers",
     description: "Shared Memory Communications over RDMA (AF_SMC) in Rust",
     license: "GPL",
-    alias: ["net-pf-43"],
+    alias: ["net-pf-43", "net-pf-2-proto-256-type-1", "net-pf-10-proto-256-type-1"],
 }
 
 /// Torn down in field order: no new sockets first, then the handshake queue

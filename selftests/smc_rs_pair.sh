@@ -28,6 +28,9 @@ step 7102 2 smc smc "upstream server <- smc_rs AF_SMC client, 8 MiB"
 step 7103 1 smc inet "smc_rs server <- plain TCP client, 8 MiB"
 step 7104 2 inet smc "plain TCP server <- smc_rs client, 8 MiB"
 step 7105 1 smc6 smc6 "smc_rs AF_SMC6 server <- upstream AF_SMC6 client" "$peer6"
+step 7111 1 ipproto-smc ipproto-smc "smc_rs AF_INET/IPPROTO_SMC server <- upstream IPPROTO_SMC client"
+step 7112 2 smc ipproto-smc "upstream server <- smc_rs AF_INET/IPPROTO_SMC client"
+step 7113 2 ipproto-smc6 ipproto-smc6 "upstream IPPROTO_SMC server <- smc_rs AF_INET6/IPPROTO_SMC client" "$peer6"
 if [ "$SMC_VM" = 2 ]; then
 	run_test "upstream server <- smc_rs non-blocking connects (server side)" \
 		timeout 180 smc_echo server -f smc -p 7108 -n 8

@@ -10,7 +10,9 @@ ko=$SMC_TOP/smc_rs.ko
 
 t_loaded() {
 	lsmod | grep -q '^smc_rs ' &&
-		grep -E '^SMC +[0-9]+ +[0-9]+ .* smc_rs' /proc/net/protocols
+		grep -E '^SMC +[0-9]+ +[0-9]+ .* smc_rs' /proc/net/protocols &&
+		grep -E '^INET_SMC +[0-9]+ +[0-9]+ .* smc_rs' /proc/net/protocols &&
+		grep -E '^INET6_SMC +[0-9]+ +[0-9]+ .* smc_rs' /proc/net/protocols
 }
 
 t_socket_kinds() {
@@ -81,7 +83,7 @@ t_reload() {
 	done
 }
 
-run_test "smc_rs.ko is loaded and owns protocol family 43" t_loaded
+run_test "smc_rs.ko is loaded and owns protocol family 43 and IPPROTO_SMC of AF_INET/AF_INET6" t_loaded
 run_test "AF_SMC sockets for SMCPROTO_SMC and SMCPROTO_SMC6" t_socket_kinds
 run_test "echo 16 MiB AF_SMC <-> AF_SMC over 127.0.0.1" \
 	echo_pair smc smc 127.0.0.1 127.0.0.1 7001 16777216
@@ -93,6 +95,10 @@ run_test "echo 4 MiB AF_INET client -> AF_SMC server" \
 	echo_pair smc inet 127.0.0.1 127.0.0.1 7004 4194304
 run_test "echo AF_INET6 client -> AF_SMC6 server" \
 	echo_pair smc6 inet6 ::1 ::1 7005 1048576
+run_test "echo 4 MiB AF_INET/IPPROTO_SMC <-> AF_INET/IPPROTO_SMC" \
+	echo_pair ipproto-smc ipproto-smc 127.0.0.1 127.0.0.1 7011 4194304 4
+run_test "echo AF_SMC6 client -> AF_INET6/IPPROTO_SMC server" \
+	echo_pair ipproto-smc6 smc6 ::1 ::1 7012 1048576
 run_test "50 concurrent AF_SMC connections x 256 KiB" \
 	echo_pair smc smc 127.0.0.1 127.0.0.1 7006 262144 50
 run_test "500 concurrent AF_SMC connections x 64 KiB through one listener" \
@@ -100,6 +106,8 @@ run_test "500 concurrent AF_SMC connections x 64 KiB through one listener" \
 run_test "10000 short AF_SMC connections (20 threads x 500)" t_short_connections
 run_test "same socket semantics as TCP: AF_SMC vs AF_INET" t_semantics inet smc
 run_test "same socket semantics as TCP: AF_SMC6 vs AF_INET6" t_semantics inet6 smc6
+run_test "same socket semantics as TCP: AF_INET/IPPROTO_SMC vs AF_INET" t_semantics inet ipproto-smc
+run_test "same socket semantics as TCP: AF_INET6/IPPROTO_SMC vs AF_INET6" t_semantics inet6 ipproto-smc6
 run_test "rmmod refused while an AF_SMC socket is open, fine after" t_rmmod_busy
 run_test "rmmod/insmod cycles" t_reload
 run_test "insmod fails cleanly while upstream smc.ko owns family 43" t_upstream_conflict

@@ -5,7 +5,8 @@
  *   smc_semantics -f FAMILY [-p BASEPORT]
  *
  * Runs a fixed list of scenarios over loopback with sockets of FAMILY (smc,
- * smc6, inet, inet6) and prints one line per observation: "name: value",
+ * smc6, ipproto-smc, ipproto-smc6 (AF_INET/AF_INET6 with IPPROTO_SMC), inet,
+ * inet6) and prints one line per observation: "name: value",
  * values being results or errno names. Run once with inet and once with smc
  * (or inet6/smc6): every line must be the same, TCP is the oracle.
  */
@@ -471,6 +472,13 @@ int main(int argc, char **argv)
 	} else if (!strcmp(fam, "smc6")) {
 		domain = AF_SMC;
 		protocol = 1;
+		v6 = 1;
+	} else if (!strcmp(fam, "ipproto-smc")) {
+		domain = AF_INET;
+		protocol = 256; /* IPPROTO_SMC */
+	} else if (!strcmp(fam, "ipproto-smc6")) {
+		domain = AF_INET6;
+		protocol = 256;
 		v6 = 1;
 	} else if (!strcmp(fam, "inet")) {
 		domain = AF_INET;

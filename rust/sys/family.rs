@@ -13,7 +13,7 @@ use core::ffi::{c_char, c_int, c_uint, c_ulong};
 use core::marker::PhantomData;
 use core::ptr::null_mut;
 use core::sync::atomic::{AtomicPtr, Ordering};
-use kernel::error::{from_result, Error, Result};
+use kernel::error::{from_result, to_result, Error, Result};
 use kernel::prelude::*;
 use kernel::types::Opaque;
 use kernel::ThisModule;
@@ -34,6 +34,9 @@ pub(crate) trait SocketFamily: SockState + Sized {
     /// Makes the state of a new socket of `kind` (`SOCK_STREAM`, ...) and
     /// `protocol` in `net`.
     fn create(net: Net, kind: i16, protocol: i32) -> Result<(Self::Shared, Self::Locked)>;
+    /// Makes the state of a new socket of `kind` made through address
+    /// family `family` (`AF_INET`, `AF_INET6`) with protocol `IPPROTO_SMC`.
+    fn create_inet(net: Net, kind: i16, family: u32) -> Result<(Self::Shared, Self::Locked)>;
     /// The socket is being closed: stop everything that still works on it
     /// (handshakes that could redirect its file). The wrapper then undoes a
     /// file redirection, detaches the socket and drops its reference.
@@ -62,10 +65,22 @@ struct Tables {
     proto: Opaque<bindings::proto>,
     ops: Opaque<bindings::proto_ops>,
     family: Opaque<bindings::net_proto_family>,
+    /// The same sockets made through `AF_INET` and `AF_INET6`.
+    inet: [InetTables; 2],
+}
+
+/// What `socket(AF_INET or AF_INET6, SOCK_STREAM, IPPROTO_SMC)` finds: an
+/// `inet_protosw` pointing at a proto of the family's own and the same
+/// `proto_ops`, with the family's number.
+struct InetTables {
+    proto: Opaque<bindings::proto>,
+    ops: Opaque<bindings::proto_ops>,
+    protosw: Opaque<bindings::inet_protosw>,
 }
 
 // SAFETY: the tables are written once before they are published and only
-// read afterwards (by the socket layer and by `install`).
+// read afterwards (by the socket layer and by `install`), except for the
+// protosw list links, which the inet layer changes under its own lock.
 unsafe impl Send for Tables {}
 // SAFETY: as above: shared access is read-only.
 unsafe impl Sync for Tables {}
@@ -76,45 +91,88 @@ static TABLES: AtomicPtr<Tables> = AtomicPtr::new(null_mut());
 /// A registered protocol family; unregisters on drop.
 pub(crate) struct Registration<F: SocketFamily> {
     tables: Pin<KBox<Tables>>,
+    /// How many of `tables.inet` are registered (IPv4 first).
+    inet_registered: usize,
     _family: PhantomData<F>,
 }
 
+/// Fills a `struct proto` for sockets of `size` bytes.
+///
+/// # Safety
+///
+/// `proto` must be valid for writes and not yet registered.
+unsafe fn fill_proto(proto: *mut bindings::proto, name: &CStr, module: &ThisModule, size: usize) {
+    // SAFETY: the caller's promise; all-zero is "no callback" for the rest.
+    unsafe {
+        proto.write(core::mem::zeroed());
+        let pname = name.as_bytes_with_nul();
+        let n = pname.len().min((*proto).name.len());
+        for (d, s) in (*proto).name.iter_mut().zip(pname[..n].iter()) {
+            *d = *s as c_char;
+        }
+        (*proto).owner = module.as_ptr().cast();
+        (*proto).obj_size = size as c_uint;
+    }
+}
+
 impl<F: SocketFamily> Registration<F> {
-    /// Registers protocol family `family` under `name`.
+    /// Registers protocol family `family` under `name`, and the same sockets
+    /// as protocol `IPPROTO_SMC` of `AF_INET` and `AF_INET6`.
     pub(crate) fn new(
         family: u32,
         name: &'static CStr,
         module: &'static ThisModule,
     ) -> Result<Self> {
+        let inet = || InetTables {
+            proto: Opaque::uninit(),
+            ops: Opaque::uninit(),
+            protosw: Opaque::uninit(),
+        };
         let tables = KBox::pin(
             Tables {
                 proto: Opaque::uninit(),
                 ops: Opaque::uninit(),
                 family: Opaque::uninit(),
+                inet: [inet(), inet()],
             },
             GFP_KERNEL,
         )?;
+        let size = core::mem::size_of::<SmcSk<F>>();
+        // An IPv6 socket keeps its `ipv6_pinfo` right after our state.
+        let pinfo_align = core::mem::align_of::<bindings::ipv6_pinfo>();
+        let pinfo_offset = size.div_ceil(pinfo_align) * pinfo_align;
+        let size6 = pinfo_offset + core::mem::size_of::<bindings::ipv6_pinfo>();
         // Every field is a C struct for which all-zero means "no callback".
         // SAFETY: the tables are not shared yet, so writing them is exclusive.
         unsafe {
-            let proto = tables.proto.get();
-            proto.write(core::mem::zeroed());
-            let pname = name.as_bytes_with_nul();
-            let n = pname.len().min((*proto).name.len());
-            for (d, s) in (*proto).name.iter_mut().zip(pname[..n].iter()) {
-                *d = *s as c_char;
-            }
-            (*proto).owner = module.as_ptr().cast();
-            (*proto).obj_size = core::mem::size_of::<SmcSk<F>>() as c_uint;
-
-            let ops = tables.ops.get();
-            ops.write(vtable::<F>(family, module));
+            fill_proto(tables.proto.get(), name, module, size);
+            tables.ops.get().write(vtable::<F>(family, module));
 
             let fam = tables.family.get();
             fam.write(core::mem::zeroed());
             (*fam).family = family as c_int;
             (*fam).owner = module.as_ptr().cast();
             (*fam).create = Some(create_trampoline::<F>);
+
+            let inet_kinds = [
+                (kernel::c_str!("INET_SMC"), bindings::PF_INET, size, 0),
+                (kernel::c_str!("INET6_SMC"), bindings::PF_INET6, size6, pinfo_offset),
+            ];
+            for (t, (pname, pf, psize, offset)) in tables.inet.iter().zip(inet_kinds) {
+                let proto = t.proto.get();
+                fill_proto(proto, pname, module, psize);
+                (*proto).ipv6_pinfo_offset = offset as c_uint;
+                (*proto).init = Some(inet_init_trampoline::<F>);
+                // `sk_common_release` calls it unconditionally.
+                (*proto).unhash = Some(unhash_trampoline);
+                t.ops.get().write(vtable::<F>(pf, module));
+                let sw = t.protosw.get();
+                sw.write(core::mem::zeroed());
+                (*sw).type_ = bindings::sock_type_SOCK_STREAM as u16;
+                (*sw).protocol = bindings::IPPROTO_SMC as u16;
+                (*sw).prot = proto;
+                (*sw).ops = t.ops.get();
+            }
         }
 
         if TABLES
@@ -149,15 +207,50 @@ impl<F: SocketFamily> Registration<F> {
             }
             return Err(Error::from_errno(rc));
         }
-        Ok(Self {
+        let mut reg = Self {
             tables,
+            inet_registered: 0,
             _family: PhantomData,
-        })
+        };
+        // From here on, `drop` undoes whatever was registered.
+        for (i, t) in reg.tables.inet.iter().enumerate() {
+            // SAFETY: `t.proto` is initialised and pinned for our life.
+            to_result(unsafe { bindings::proto_register(t.proto.get(), 1) })?;
+            // SAFETY: the protosw points at the registered proto and at
+            // ops that live as long; both stay until `drop`.
+            let rc = unsafe {
+                if i == 0 {
+                    bindings::inet_register_protosw(t.protosw.get());
+                    0
+                } else {
+                    bindings::inet6_register_protosw(t.protosw.get())
+                }
+            };
+            if rc != 0 {
+                // SAFETY: registered just above, not in use.
+                unsafe { bindings::proto_unregister(t.proto.get()) };
+                return Err(Error::from_errno(rc));
+            }
+            reg.inet_registered = i + 1;
+        }
+        Ok(reg)
     }
 }
 
 impl<F: SocketFamily> Drop for Registration<F> {
     fn drop(&mut self) {
+        for (i, t) in self.tables.inet.iter().enumerate().take(self.inet_registered).rev() {
+            // Unregistering waits for concurrent `socket()` calls (RCU).
+            // SAFETY: registered in `new`, unregistered once.
+            unsafe {
+                if i == 0 {
+                    bindings::inet_unregister_protosw(t.protosw.get());
+                } else {
+                    bindings::inet6_unregister_protosw(t.protosw.get());
+                }
+                bindings::proto_unregister(t.proto.get());
+            }
+        }
         // `sock_unregister` waits for concurrent `create` calls (RCU); the
         // module reference each socket holds means none is left at unload.
         // SAFETY: both were registered in `new` and are unregistered once.
@@ -168,6 +261,43 @@ impl<F: SocketFamily> Drop for Registration<F> {
         TABLES.store(null_mut(), Ordering::Release);
     }
 }
+
+/// # Safety
+///
+/// `proto::init` of our inet protos: called by `inet_create`/`inet6_create`
+/// on a new socket of our proto, with `sk_socket` set, before anyone else
+/// sees it.
+unsafe extern "C" fn inet_init_trampoline<F: SocketFamily>(sk: *mut bindings::sock) -> c_int {
+    from_result(|| {
+        // SAFETY: the new socket's fields were set by `sock_init_data`.
+        let (net, kind, family) = unsafe {
+            (
+                Net::from_raw(bindings::smc_rs_sock_net(sk)),
+                (*sk).sk_type as i16,
+                (*sk).__sk_common.skc_family,
+            )
+        };
+        let (shared, locked) = F::create_inet(net, kind, u32::from(family))?;
+        // The socket is ours alone (contract); on failure above, the inet
+        // layer releases it with its own destructor.
+        // SAFETY: allocated from our proto, so it has room for `SmcSk<F>`.
+        unsafe {
+            SmcSk::<F>::init_state(sk, shared, locked);
+            bindings::smc_rs_sock_lock_init_class(sk);
+            (*sk).sk_destruct = Some(destruct_trampoline::<F>);
+            // SOL_SOCKET options reach our setsockopt, which applies them
+            // to the TCP socket too.
+            let sock = (*sk).sk_socket;
+            if !sock.is_null() {
+                (*sock).flags |= 1 << bindings::SOCK_CUSTOM_SOCKOPT;
+            }
+        }
+        Ok(0)
+    })
+}
+
+/// Our sockets are in no lookup table.
+unsafe extern "C" fn unhash_trampoline(_sk: *mut bindings::sock) {}
 
 /// Gives a new `struct socket` its SMC `struct sock` carrying `state`.
 ///

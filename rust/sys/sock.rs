@@ -29,8 +29,9 @@ pub(crate) trait SockState: Sized + 'static {
 
 /// An AF_SMC `struct sock` followed by the protocol's per-socket state.
 ///
-/// The protocol's `struct proto` has `obj_size == size_of::<SmcSk<S>>()`, so
-/// `sk_alloc` hands out memory for this whole type; `sk` must stay first.
+/// The protocol's `struct proto` has `obj_size >= size_of::<SmcSk<S>>()`, so
+/// `sk_alloc` hands out memory for this whole type (an IPv6 socket has its
+/// `ipv6_pinfo` after it); `sk` must stay first.
 ///
 /// # Invariants
 ///
@@ -40,7 +41,9 @@ pub(crate) trait SockState: Sized + 'static {
 /// exclusively in `sk_destruct`.
 #[repr(C)]
 pub(crate) struct SmcSk<S: SockState> {
-    sk: Opaque<bindings::sock>,
+    /// A `struct sock`, with room for the `inet_sock` it is when the socket
+    /// was made by `socket(AF_INET/AF_INET6, SOCK_STREAM, IPPROTO_SMC)`.
+    sk: Opaque<bindings::inet_sock>,
     work: Opaque<bindings::work_struct>,
     shared: S::Shared,
     locked: UnsafeCell<S::Locked>,
@@ -65,7 +68,8 @@ impl<S: SockState> SmcSk<S> {
 
     /// The raw `struct sock`.
     pub(crate) fn as_raw(&self) -> *mut bindings::sock {
-        self.sk.get()
+        // `struct inet_sock` starts with its `struct sock`.
+        self.sk.get().cast()
     }
 
     /// Writes the initial state into a freshly allocated socket.
