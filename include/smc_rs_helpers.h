@@ -39,6 +39,7 @@ void *smc_rs_user_data(const struct sock *sk);
 void smc_rs_tcp_set_hs_congested(struct sock *sk,
 				 bool (*congested)(const struct sock *sk));
 long smc_rs_sk_rcvtimeo(const struct sock *sk, bool noblock);
+long smc_rs_sk_sndtimeo(const struct sock *sk, bool noblock);
 int smc_rs_sock_intr_errno(long timeo);
 
 #endif

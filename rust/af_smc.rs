@@ -67,34 +67,48 @@ impl SockState for SmcFamily {
     type Locked = SmcSock;
 
     /// The rest of a non-blocking connect: wait for TCP, run the CLC
-    /// handshake, fall back, and let pollers see the outcome.
+    /// handshake, fall back, and let waiters see the outcome. The waits run
+    /// without the socket lock, as TCP's do, so that other calls on the
+    /// socket (a second `connect()`, `close()`) are not held up.
     fn run_work(sk: &SmcSk<Self>) {
         if sk.shared().listen.listening.load(Ordering::Acquire) {
             return listen::take_connections(sk);
         }
-        let mut st = sk.lock();
-        let SmcState::Connecting(mut saved) = st.state else {
+        let SmcState::Connecting(mut saved) = sk.lock().state else {
             return;
         };
         let clc = &sk.shared().clcsock;
-        // Waits for the TCP handshake the connect() call started.
-        let tcp = match clc.connect(saved.addr(), 0) {
-            Err(e) if e == errno(b::EISCONN) => Ok(()),
-            other => other,
-        };
-        // The waits consumed the socket error, which the application must
-        // see for itself: put it back.
-        let outcome = with_user_socket(&mut st, |sock, st| {
-            if let Err(e) = tcp.and_then(|()| finish_smc_connect(sock, st, saved.addr(), 0)) {
-                clc.restore_error(e);
-                // From now on the file is TCP's, which reports the error.
-                st.state = SmcState::Init;
-                sock.redirect_file_to(clc);
+        // Waits for the TCP handshake the connect() call started, however
+        // long TCP takes (`close` aborts it).
+        let result = loop {
+            match clc.connect(saved.addr(), 0) {
+                Err(e) if e == errno(b::EISCONN) => break Ok(()),
+                // `SO_SNDTIMEO` ended one wait; TCP is still at it.
+                Err(e) if e == errno(b::EALREADY) || e == errno(b::EINPROGRESS) => continue,
+                other => break other,
             }
-        });
-        if outcome.is_none() {
-            // Closed meanwhile (release aborted the clcsock and waits for us).
-            st.state = SmcState::Closed;
+        }
+        .and_then(|()| clc_connect(sk.net(), clc, saved.addr(), 0));
+        let mut st = sk.lock();
+        if matches!(st.state, SmcState::Connecting(_)) {
+            let applied = with_user_socket(&mut st, |sock, st| match result {
+                Ok((reason, peer_diagnosis)) => {
+                    st.peer_diagnosis = peer_diagnosis;
+                    switch_to_fallback(sock, st, Side::Client, reason);
+                }
+                Err(e) => {
+                    // The waits consumed the socket error, which the
+                    // application must see for itself: put it back. From
+                    // now on the file is TCP's, which reports it.
+                    clc.restore_error(e);
+                    st.state = SmcState::Init;
+                    sock.redirect_file_to(clc);
+                }
+            });
+            if applied.is_none() {
+                // Closed meanwhile (release aborted the clcsock).
+                st.state = SmcState::Closed;
+            }
         }
         sk.shared().connecting.store(false, Ordering::Release);
         drop(st);
@@ -210,12 +224,17 @@ fn connect_offering_smc(
 ) -> Result {
     let clc = clc(sock);
     clc.set_syn_smc(true);
-    if flags & b::O_NONBLOCK as i32 == 0 {
-        clc.connect(addr, flags)?;
-        return finish_smc_connect(sock, st, addr, flags);
-    }
     match clc.connect(addr, flags) {
+        // Only a blocking call gets here connected.
+        Ok(()) if flags & b::O_NONBLOCK as i32 == 0 => {
+            let (reason, peer_diagnosis) = clc_connect(sock.sk().net(), clc, addr, flags)?;
+            st.peer_diagnosis = peer_diagnosis;
+            switch_to_fallback(sock, st, Side::Client, reason);
+            return Ok(());
+        }
         Ok(()) => {}
+        // Non-blocking, or blocking past `SO_SNDTIMEO`: TCP goes on in the
+        // background, and so do we.
         Err(e) if e == errno(b::EINPROGRESS) => {}
         Err(e) => return Err(e),
     }
@@ -232,57 +251,74 @@ fn connect_offering_smc(
     Err(errno(b::EINPROGRESS))
 }
 
-/// Waits for a non-blocking connect's handshakes before a send or receive;
-/// `EAGAIN` for a non-blocking call.
-fn wait_connected(sock: &Sock<'_>, flags: u32) -> Result {
+/// Waits for a non-blocking connect's handshakes before a send or receive,
+/// up to the send or receive timeout (`sending`); `EAGAIN` for a
+/// non-blocking call or after the timeout, as TCP's wait for a connection.
+fn wait_connected(sock: &Sock<'_>, flags: u32, sending: bool) -> Result {
     let sk = sock.sk();
     if !sk.shared().connecting.load(Ordering::Acquire) {
         return Ok(());
     }
-    if flags & b::MSG_DONTWAIT != 0 {
-        return Err(errno(b::EAGAIN));
-    }
-    sk.flush_work();
-    Ok(())
+    let nonblock = flags & b::MSG_DONTWAIT != 0;
+    let timeo = if sending {
+        sk.sndtimeo(nonblock)
+    } else {
+        sk.rcvtimeo(nonblock)
+    };
+    wait_connect_done(sk, timeo)
 }
 
-/// The part of an SMC connect after the TCP handshake: CLC, then fallback.
-fn finish_smc_connect(sock: &Sock<'_>, st: &mut SmcSock, addr: SockAddr<'_>, flags: i32) -> Result {
-    let clc = clc(sock);
+/// The part of an SMC connect after the TCP handshake, on the clcsock only
+/// (no socket lock needed): CLC, and for a peer that echoed the option
+/// without speaking CLC a new connection without it. Returns why the
+/// connection uses TCP and what the peer's decline said.
+fn clc_connect(
+    net: Net,
+    clc: &KernelSocket,
+    addr: SockAddr<'_>,
+    flags: i32,
+) -> Result<(DeclineReason, u32)> {
     match client_handshake(clc) {
-        Ok(ClientOutcome::PeerNoSmc) => {
-            switch_to_fallback(sock, st, Side::Client, DeclineReason::PeerNoSmc);
-            Ok(())
-        }
+        Ok(ClientOutcome::PeerNoSmc) => Ok((DeclineReason::PeerNoSmc, 0)),
         Ok(ClientOutcome::Declined {
             reason,
             peer_diagnosis,
-        }) => {
-            st.peer_diagnosis = peer_diagnosis;
-            switch_to_fallback(sock, st, Side::Client, reason);
-            Ok(())
-        }
+        }) => Ok((reason, peer_diagnosis)),
         Ok(ClientOutcome::NotClc(_)) => {
-            let net = sock.sk().net();
             count(net, Side::Client, Event::HandshakeError);
             count(net, Side::Client, Event::NonClcPeer);
             NON_CLC_PEERS.insert(net, &addr);
             clc.disconnect()?;
             clc.set_syn_smc(false);
             clc.connect(addr, flags)?;
-            switch_to_fallback(sock, st, Side::Client, DeclineReason::PeerNoSmc);
-            Ok(())
+            Ok((DeclineReason::PeerNoSmc, 0))
         }
         // A signal or a reset in the middle of the handshake: the stream may
         // hold half a CLC message, so this connection cannot be used. Drop
         // it and stay unconnected: a restarted or repeated connect() starts
         // afresh, as it can after an interrupted TCP connect.
         Err(e) => {
-            count(sock.sk().net(), Side::Client, Event::HandshakeError);
+            count(net, Side::Client, Event::HandshakeError);
             let _ = clc.disconnect();
             Err(e)
         }
     }
+}
+
+/// Waits, for a call on a socket whose non-blocking connect is still in its
+/// work item, until the work item is done: up to `timeo` jiffies
+/// (`EAGAIN` after), interruptible like TCP's waits for a connection.
+fn wait_connect_done(sk: &SmcSk<SmcFamily>, mut timeo: core::ffi::c_long) -> Result {
+    let shared = sk.shared();
+    let done = || !shared.connecting.load(Ordering::Acquire);
+    let mut st = sk.lock();
+    while !done() {
+        if timeo == 0 {
+            return Err(errno(b::EAGAIN));
+        }
+        st.wait_exclusive(&shared.clcsock, &mut timeo, done)?;
+    }
+    Ok(())
 }
 
 impl SocketFamily for SmcFamily {
@@ -339,11 +375,16 @@ impl SocketFamily for SmcFamily {
                 return Err(errno(b::EALREADY))
             }
             // A blocking connect() on a connecting socket waits for the
-            // outcome, as TCP's does; TCP then reports it (0 or the error).
+            // outcome up to `SO_SNDTIMEO` (then `EALREADY`), as TCP's does;
+            // TCP then reports it (0 or the error).
             SmcState::Connecting(_) => {
                 drop(st);
-                sock.sk().flush_work();
-                return clc(sock).connect(addr, flags);
+                let sk = sock.sk();
+                match wait_connect_done(sk, sk.sndtimeo(false)) {
+                    Err(e) if e == errno(b::EAGAIN) => return Err(errno(b::EALREADY)),
+                    Err(e) => return Err(e),
+                    Ok(()) => return clc(sock).connect(addr, flags),
+                }
             }
             SmcState::Fallback(_) => return Err(errno(b::EISCONN)),
             SmcState::Listen(_) | SmcState::Closed => return Err(errno(b::EINVAL)),
@@ -488,12 +529,12 @@ impl SocketFamily for SmcFamily {
     }
 
     fn sendmsg(sock: &Sock<'_>, msg: MsgHdr<'_>, len: usize) -> Result<i32> {
-        wait_connected(sock, msg.flags())?;
+        wait_connected(sock, msg.flags(), true)?;
         clc(sock).sendmsg(msg, len)
     }
 
     fn recvmsg(sock: &Sock<'_>, msg: MsgHdr<'_>, len: usize, flags: i32) -> Result<i32> {
-        wait_connected(sock, flags as u32)?;
+        wait_connected(sock, flags as u32, false)?;
         clc(sock).recvmsg(msg, len, flags)
     }
 }

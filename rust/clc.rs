@@ -8,8 +8,8 @@ use crate::sys::sock::Net;
 use crate::sys::socket::{errno, KernelSocket, SockAddr};
 use crate::wire::clc::{
     choose_variant, encode_proposal, ClcError, Decline, DeclineReason, Header, MsgType, Proposal,
-    ProposalParams, ServerCaps, EYECATCHER_SMCD, EYECATCHER_SMCR, HEADER_LEN, MAX_MESSAGE_LEN,
-    SMC_V1, SMC_V2, SYSTEMID_LEN,
+    ProposalParams, ServerCaps, DECLINE_LEN_V2, EYECATCHER_SMCD, EYECATCHER_SMCR, HEADER_LEN,
+    MAX_MESSAGE_LEN, SMC_V1, SMC_V2, SYSTEMID_LEN,
 };
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::prelude::*;
@@ -108,26 +108,27 @@ pub(crate) fn server_handshake(clc: &KernelSocket) -> ServerOutcome {
         error: None,
     };
     let mut buf = [0u8; MAX_MESSAGE_LEN];
+    let (head, _) = buf.split_at_mut(HEADER_LEN);
     // Closed, reset or silent: nothing was taken; TCP reports the rest.
-    let seen = clc
-        .peek_exact(&mut buf[..HEADER_LEN], CLC_WAIT_MS)
-        .unwrap_or(0);
-    let eyecatcher = &buf[..4];
-    if seen < HEADER_LEN || (eyecatcher != EYECATCHER_SMCR && eyecatcher != EYECATCHER_SMCD) {
+    let seen = clc.peek_exact(head, CLC_WAIT_MS).unwrap_or(0);
+    if seen < HEADER_LEN || !(head.starts_with(&EYECATCHER_SMCR) || head.starts_with(&EYECATCHER_SMCD)) {
         return not_clc;
     }
     // CLC from here on: a header that does not say how long the message is
     // leaves no way to find where the application's data begins.
-    let header = match Header::parse(&buf[..HEADER_LEN]) {
+    let header = match Header::parse(head) {
         Ok(h) => h,
         Err(e) => return ServerOutcome::Abort(e),
     };
-    let len = header.length as usize;
-    match clc.recv_exact(&mut buf[..len], CLC_WAIT_MS) {
-        Ok(n) if n == len => {}
+    // `Header::parse` bounds the length by `MAX_MESSAGE_LEN`.
+    let Some(msg) = buf.get_mut(..usize::from(header.length)) else {
+        return ServerOutcome::Abort(ClcError::BadLength);
+    };
+    match clc.recv_exact(msg, CLC_WAIT_MS) {
+        Ok(n) if n == msg.len() => {}
         _ => return ServerOutcome::Abort(ClcError::Truncated),
     }
-    let msg = &buf[..len];
+    let msg = &*msg;
     let version = if header.version >= SMC_V2 { SMC_V2 } else { SMC_V1 };
     let (reason, error) = match header.kind {
         MsgType::Proposal => match Proposal::parse(msg) {
@@ -155,10 +156,11 @@ pub(crate) fn server_handshake(clc: &KernelSocket) -> ServerOutcome {
         MsgType::Accept | MsgType::Confirm => (DeclineReason::SyncError, Some(ClcError::BadType)),
     };
     let decline = Decline::new(version, [0; SYSTEMID_LEN], reason);
-    let sent = decline
-        .encode(&mut buf)
-        .map_err(|_| errno(b::EINVAL))
-        .and_then(|n| clc.send_all(&buf[..n]));
+    let mut out = [0u8; DECLINE_LEN_V2];
+    let sent = match decline.encode(&mut out).ok().and_then(|n| out.get(..n)) {
+        Some(bytes) => clc.send_all(bytes),
+        None => Err(errno(b::EINVAL)),
+    };
     if sent.is_err() {
         return ServerOutcome::Abort(ClcError::Truncated);
     }

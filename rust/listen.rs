@@ -50,11 +50,15 @@ impl AcceptQueue {
         if self.len == self.slots.len() && self.grow().is_err() {
             return Err(conn);
         }
-        let cap = self.slots.len();
-        let tail = (self.head + self.len) % cap;
-        self.slots[tail] = Some(conn);
-        self.len += 1;
-        Ok(())
+        let tail = (self.head + self.len).checked_rem(self.slots.len());
+        match tail.and_then(|t| self.slots.get_mut(t)) {
+            Some(slot) => {
+                *slot = Some(conn);
+                self.len += 1;
+                Ok(())
+            }
+            None => Err(conn),
+        }
     }
 
     fn grow(&mut self) -> Result {
@@ -63,7 +67,10 @@ impl AcceptQueue {
         let mut slots = KVec::with_capacity(new_cap, GFP_KERNEL)?;
         for i in 0..new_cap {
             let item = if i < self.len {
-                self.slots[(self.head + i) % cap].take()
+                (self.head + i)
+                    .checked_rem(cap)
+                    .and_then(|at| self.slots.get_mut(at))
+                    .and_then(Option::take)
             } else {
                 None
             };
@@ -79,8 +86,8 @@ impl AcceptQueue {
         if self.len == 0 {
             return None;
         }
-        let item = self.slots[self.head].take();
-        self.head = (self.head + 1) % self.slots.len();
+        let item = self.slots.get_mut(self.head).and_then(Option::take);
+        self.head = (self.head + 1).checked_rem(self.slots.len()).unwrap_or(0);
         self.len -= 1;
         item
     }
@@ -293,7 +300,7 @@ fn finish_handshake<S: ListenSocket>(listener: SockRef<S>, child: KernelSocket) 
         return;
     };
     drop(slot.take());
-    l.in_handshake -= 1;
+    l.in_handshake = l.in_handshake.saturating_sub(1);
     S::counters(sk).handshaking.fetch_sub(1, Ordering::Relaxed);
     let (reason, peer_diagnosis) = match outcome {
         ServerOutcome::Fallback {

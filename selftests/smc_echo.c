@@ -386,11 +386,39 @@ static int expect_socket_error(int type, int protocol, int want)
 	return 0;
 }
 
+#ifndef SOL_SMC
+#define SOL_SMC 286
+#endif
+#define SMC_LIMIT_HS 1
+
+/* SMC_LIMIT_HS (SOL_SMC) is set and read back; unknown SOL_SMC options fail. */
+static int limit_hs_option(void)
+{
+	int fd = socket(AF_SMC, SOCK_STREAM, SMCPROTO_SMC), on = 1, v = 0;
+	socklen_t l = sizeof(v);
+	int bad = 0;
+
+	if (fd < 0)
+		return 1;
+	if (getsockopt(fd, SOL_SMC, SMC_LIMIT_HS, &v, &l) || v != 0)
+		bad = 1;
+	if (setsockopt(fd, SOL_SMC, SMC_LIMIT_HS, &on, sizeof(on)) ||
+	    getsockopt(fd, SOL_SMC, SMC_LIMIT_HS, &v, &l) || v != 1)
+		bad = 1;
+	if (setsockopt(fd, SOL_SMC, 99, &on, sizeof(on)) == 0 || errno != ENOPROTOOPT)
+		bad = 1;
+	if (bad)
+		fprintf(stderr, "SMC_LIMIT_HS: unexpected behaviour\n");
+	close(fd);
+	return bad;
+}
+
 static int probe(void)
 {
 	return expect_socket_error(SOCK_DGRAM, 0, ESOCKTNOSUPPORT) |
 	       expect_socket_error(SOCK_SEQPACKET, 0, ESOCKTNOSUPPORT) |
-	       expect_socket_error(SOCK_STREAM, 2, EPROTONOSUPPORT);
+	       expect_socket_error(SOCK_STREAM, 2, EPROTONOSUPPORT) |
+	       limit_hs_option();
 }
 
 static int hold(void)

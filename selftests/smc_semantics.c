@@ -186,6 +186,27 @@ static void unconnected(void)
 	SHOW("unconnected accept", accept4(fd, NULL, NULL, SOCK_NONBLOCK));
 	SHOW("unconnected listen backlog 0", listen(fd, 0));
 	close(fd);
+
+	/* Options set before connecting stay with the connection. */
+	{
+		struct sockaddr_storage la;
+		socklen_t ll = addr(&la, port + 9);
+		int l = listener(port + 9), c = sock(), s, size = 65536, idle = 77;
+		socklen_t ol = sizeof(v);
+
+		SHOW("setsockopt SO_SNDBUF", setsockopt(c, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size)));
+		SHOW("setsockopt SO_RCVBUF", setsockopt(c, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size)));
+		SHOW("setsockopt TCP_KEEPIDLE", setsockopt(c, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle)));
+		SHOW("getsockopt SO_SNDBUF unconnected", (getsockopt(c, SOL_SOCKET, SO_SNDBUF, &v, &ol), v));
+		SHOW("connect with options", connect(c, (void *)&la, ll));
+		s = accept(l, NULL, NULL);
+		SHOW("getsockopt SO_SNDBUF connected", (getsockopt(c, SOL_SOCKET, SO_SNDBUF, &v, &ol), v));
+		SHOW("getsockopt SO_RCVBUF connected", (getsockopt(c, SOL_SOCKET, SO_RCVBUF, &v, &ol), v));
+		SHOW("getsockopt TCP_KEEPIDLE connected", (getsockopt(c, IPPROTO_TCP, TCP_KEEPIDLE, &v, &ol), v));
+		close(s);
+		close(c);
+		close(l);
+	}
 }
 
 static void binding(void)
@@ -224,6 +245,46 @@ static void refused(void)
 	poll(&p, 1, 2000);
 	printf("nonblocking connect refused SO_ERROR: %s\n", err_name(so_error(fd)));
 	close(fd);
+}
+
+/*
+ * A blocking connect that outlasts SO_SNDTIMEO: the SYN goes to a plain TCP
+ * listener whose accept queue is full, which drops it until there is room.
+ */
+static void connect_timeout(void)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = addr(&ss, port + 10);
+	struct timeval tv = { 0, 300000 };
+	int one = 1, l, filler, c, s;
+
+	l = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0);
+	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(l, (void *)&ss, sl) || listen(l, 0)) {
+		perror("listen");
+		exit(1);
+	}
+	filler = sock();
+	SHOW("connect fills the accept queue", connect(filler, (void *)&ss, sl));
+	usleep(100000);
+	c = sock();
+	setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	SHOW("connect past SO_SNDTIMEO", connect(c, (void *)&ss, sl));
+	printf("poll while still connecting: %s\n", poll_bits(c, 200));
+	SHOW("blocking connect again past SO_SNDTIMEO", connect(c, (void *)&ss, sl));
+	fcntl(c, F_SETFL, O_NONBLOCK);
+	SHOW("nonblocking connect again", connect(c, (void *)&ss, sl));
+	SHOW("nonblocking send while connecting", send(c, "x", 1, MSG_NOSIGNAL));
+	fcntl(c, F_SETFL, 0);
+	s = accept(l, NULL, NULL);
+	close(s);
+	tv.tv_sec = 10;
+	setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	SHOW("blocking connect completes once there is room", connect(c, (void *)&ss, sl));
+	printf("connected SO_ERROR: %s\n", err_name(so_error(c)));
+	close(c);
+	close(filler);
+	close(l);
 }
 
 static void nonblocking(void)
@@ -494,6 +555,7 @@ int main(int argc, char **argv)
 	unconnected();
 	binding();
 	refused();
+	connect_timeout();
 	nonblocking();
 	data();
 	reset();

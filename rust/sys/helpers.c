@@ -155,3 +155,8 @@ int smc_rs_sock_intr_errno(long timeo)
 {
 	return sock_intr_errno(timeo);
 }
+
+long smc_rs_sk_sndtimeo(const struct sock *sk, bool noblock)
+{
+	return sock_sndtimeo(sk, noblock);
+}

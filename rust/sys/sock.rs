@@ -141,13 +141,6 @@ impl<S: SockState> SmcSk<S> {
         }
     }
 
-    /// Waits until the work item, if queued or running, has finished. Must
-    /// not be called with the socket lock held.
-    pub(crate) fn flush_work(&self) {
-        // SAFETY: the work item was initialised with the socket.
-        unsafe { bindings::flush_work(self.work.get()) };
-    }
-
     /// A counted reference to the socket, for work that outlives the call.
     pub(crate) fn get_ref(&self) -> SockRef<S> {
         // SAFETY: `self` is live; the reference is dropped by `SockRef`.
@@ -162,6 +155,12 @@ impl<S: SockState> SmcSk<S> {
     pub(crate) fn rcvtimeo(&self, nonblock: bool) -> c_long {
         // SAFETY: a read of a field of a live socket.
         unsafe { bindings::smc_rs_sk_rcvtimeo(self.as_raw(), nonblock) }
+    }
+
+    /// The send timeout (`SO_SNDTIMEO`) in jiffies; 0 for `nonblock`.
+    pub(crate) fn sndtimeo(&self, nonblock: bool) -> c_long {
+        // SAFETY: a read of a field of a live socket.
+        unsafe { bindings::smc_rs_sk_sndtimeo(self.as_raw(), nonblock) }
     }
 
     /// The part of the state that needs no lock.
