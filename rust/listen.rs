@@ -160,6 +160,7 @@ impl Listener {
         counters.queued.store(0, Ordering::Release);
         counters.handshaking.store(0, Ordering::Relaxed);
         counters.listening.store(true, Ordering::Release);
+        sk.set_listening(true);
         Listener {
             hook: ListenHook::new(S::clcsock(sk), sk),
             queue: AcceptQueue::new(),
@@ -199,6 +200,7 @@ impl Listener {
     pub(crate) fn stop<S: ListenSocket>(self, sk: &SmcSk<S>) {
         let counters = S::counters(sk);
         counters.listening.store(false, Ordering::Release);
+        sk.set_listening(false);
         let Listener {
             hook,
             mut queue,

@@ -2,7 +2,7 @@
 /*
  * Echo test over AF_SMC, AF_INET or AF_INET6 stream sockets.
  *
- *   smc_echo server -f FAMILY -p PORT [-b ADDR] [-n CONNS] [-x HOSTILE]
+ *   smc_echo server -f FAMILY -p PORT [-b ADDR] [-n CONNS] [-x HOSTILE] [-B BACKLOG] [-L]
  *   smc_echo client -f FAMILY -a ADDR -p PORT [-s BYTES] [-n CONNS] [-r ROUNDS] [-w SECS] [-N]
  *                   [-X OPENING]
  *   smc_echo hold -f FAMILY -p PORT
@@ -19,7 +19,8 @@
  * arrives (for unload tests). With -x, the server plays a hostile peer: a
  * connection that starts with a CLC proposal is answered with HOSTILE bytes
  * (garbage, truncated, oversized, badversion, badlength, decline) before the
- * echo; a client that then resets the connection just loses it. With -X, the
+ * echo; a client that then resets the connection just loses it. -L sets
+ * SMC_LIMIT_HS on the listener, -B its backlog. With -X, the
  * client opens its connection the way a hostile or confused client with the
  * SMC option on its SYN would (see client_opening()) before the echo, or
  * checks that the server dropped it. "probe" checks that AF_SMC refuses socket
@@ -74,6 +75,13 @@ static int rounds = 1;
 static int nonblocking_connect;
 static const char *hostile;
 static const char *opening;
+static int backlog = -1;
+static int limit_hs;
+
+#ifndef SOL_SMC
+#define SOL_SMC 286
+#endif
+#define SMC_LIMIT_HS 1
 
 static const unsigned char smcr_eyecatcher[4] = { 0xe2, 0xd4, 0xc3, 0xd9 };
 
@@ -167,6 +175,9 @@ bad:
  *   truncated   a proposal header announcing 84 bytes, then 20 bytes only
  *   oversized   a header announcing 65535 bytes
  *   badversion  a proposal header with version 0
+ *   unanswered  a valid proposal that must NOT be answered in CLC: the
+ *               listener took the connection as plain TCP (SMC_LIMIT_HS),
+ *               so the echo server sends back all but its first 8 bytes
  */
 static int client_opening(int fd)
 {
@@ -203,6 +214,19 @@ static int client_opening(int fd)
 	if (!strcmp(opening, "oversized")) {
 		b[5] = 0xff; b[6] = 0xff;
 		return write_all(fd, b, 84) ? -1 : expect_dropped(fd);
+	}
+	if (!strcmp(opening, "unanswered")) {
+		unsigned char back[76];
+
+		b[6] = 84;
+		memcpy(b + 80, smcr_eyecatcher, 4);
+		if (write_all(fd, b, 84) || read_all(fd, back, sizeof(back)))
+			return -1;
+		if (memcmp(back, b + 8, sizeof(back))) {
+			fprintf(stderr, "smc_echo: the listener answered in CLC\n");
+			return -1;
+		}
+		return 1;
 	}
 	if (!strcmp(opening, "badversion")) {
 		b[6] = 84; b[7] = 0x0a;
@@ -346,7 +370,9 @@ static int server(void)
 		die("SO_REUSEADDR");
 	if (bind(fd, (struct sockaddr *)&ss, sl))
 		die("bind");
-	if (listen(fd, conns > 128 ? conns : 128))
+	if (limit_hs && setsockopt(fd, SOL_SMC, SMC_LIMIT_HS, &one, sizeof(one)))
+		die("SMC_LIMIT_HS");
+	if (listen(fd, backlog >= 0 ? backlog : conns > 128 ? conns : 128))
 		die("listen");
 	printf("listening\n");
 	fflush(stdout);
@@ -385,11 +411,6 @@ static int expect_socket_error(int type, int protocol, int want)
 	}
 	return 0;
 }
-
-#ifndef SOL_SMC
-#define SOL_SMC 286
-#endif
-#define SMC_LIMIT_HS 1
 
 /* SMC_LIMIT_HS (SOL_SMC) is set and read back; unknown SOL_SMC options fail. */
 static int limit_hs_option(void)
@@ -600,7 +621,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "probe"))
 		return probe();
 	optind = 2;
-	while ((opt = getopt(argc, argv, "f:a:b:p:s:n:w:x:X:r:N")) != -1) {
+	while ((opt = getopt(argc, argv, "f:a:b:p:s:n:w:x:X:r:NB:L")) != -1) {
 		switch (opt) {
 		case 'f': famname = optarg; break;
 		case 'a': case 'b': addr_str = optarg; break;
@@ -610,6 +631,8 @@ int main(int argc, char **argv)
 		case 'w': wait_secs = atoi(optarg); break;
 		case 'x': hostile = optarg; break;
 		case 'X': opening = optarg; break;
+		case 'B': backlog = atoi(optarg); break;
+		case 'L': limit_hs = 1; break;
 		case 'r': rounds = atoi(optarg); break;
 		case 'N': nonblocking_connect = 1; break;
 		default: return 2;

@@ -39,19 +39,33 @@ else
 		timeout 180 smc_echo client -f smc -a "$peer" -p 7108 -s 1048576 -n 8 -N -w 90
 fi
 
+# smc_option ON|OFF PROG: a BPF sock_ops program of bpf/smc_option.bpf.o
+# (smc_option_on_synack or smc_option_on_syn) attached to VM's root cgroup.
+smc_option() {
+	local dir=/sys/fs/bpf/smc_option
+	mount -t bpf bpf /sys/fs/bpf 2>/dev/null
+	case "$1" in
+	on)
+		[ -d "$dir" ] || bpftool prog loadall "$here/bpf/smc_option.bpf.o" "$dir" type sockops ||
+			return 1
+		bpftool cgroup attach /sys/fs/cgroup sock_ops pinned "$dir/$2"
+		;;
+	off)
+		bpftool cgroup detach /sys/fs/cgroup sock_ops pinned "$dir/$2"
+		;;
+	esac
+}
+
 # A plain TCP server whose SYN-ACKs carry the SMC option (a BPF sock_ops
 # program adds it) and which echoes whatever it gets: the smc_rs client's
 # connect() must notice that the peer does not speak CLC, connect again
 # without the option and succeed; the next connection skips SMC at once.
 # The server sees the dropped first attempt as a third connection.
 echo_option_peer() {
-	mount -t bpf bpf /sys/fs/bpf 2>/dev/null
-	bpftool prog load "$here/bpf/smc_option_echo.bpf.o" /sys/fs/bpf/smc_option_echo type sockops &&
-		bpftool cgroup attach /sys/fs/cgroup sock_ops pinned /sys/fs/bpf/smc_option_echo || return 1
+	smc_option on smc_option_on_synack || return 1
 	timeout 120 smc_echo server -f inet -p 7106 -n 3
 	local rc=$?
-	bpftool cgroup detach /sys/fs/cgroup sock_ops pinned /sys/fs/bpf/smc_option_echo
-	rm -f /sys/fs/bpf/smc_option_echo
+	smc_option off smc_option_on_synack
 	return $rc
 }
 
@@ -64,9 +78,7 @@ hostile_modes="garbage truncated oversized badversion badlength decline"
 
 hostile_peers() {
 	local i=20 mode pids=() rc=0 n
-	mount -t bpf bpf /sys/fs/bpf 2>/dev/null
-	bpftool prog load "$here/bpf/smc_option_echo.bpf.o" /sys/fs/bpf/smc_hostile type sockops &&
-		bpftool cgroup attach /sys/fs/cgroup sock_ops pinned /sys/fs/bpf/smc_hostile || return 1
+	smc_option on smc_option_on_synack || return 1
 	for mode in $hostile_modes; do
 		i=$((i + 1))
 		n=2
@@ -76,8 +88,7 @@ hostile_peers() {
 		pids+=($!)
 	done
 	for p in "${pids[@]}"; do wait "$p" || rc=1; done
-	bpftool cgroup detach /sys/fs/cgroup sock_ops pinned /sys/fs/bpf/smc_hostile
-	rm -f /sys/fs/bpf/smc_hostile
+	smc_option off smc_option_on_synack
 	return $rc
 }
 
@@ -109,22 +120,9 @@ fi
 # CLC it can resynchronise on gets a decline and TCP; the rest is dropped
 # before the application sees it. A silent client must not hold up others.
 # The server accepts exactly the six connections that must reach it.
-syn_option() {
-	mount -t bpf bpf /sys/fs/bpf 2>/dev/null
-	case "$1" in
-	on)
-		bpftool prog load "$here/bpf/smc_option_syn.bpf.o" /sys/fs/bpf/smc_option_syn type sockops &&
-			bpftool cgroup attach /sys/fs/cgroup sock_ops pinned /sys/fs/bpf/smc_option_syn
-		;;
-	off)
-		bpftool cgroup detach /sys/fs/cgroup sock_ops pinned /sys/fs/bpf/smc_option_syn
-		rm -f /sys/fs/bpf/smc_option_syn
-		;;
-	esac
-}
-
+# opening_client OPENING [WAIT [PORT]]
 opening_client() {
-	timeout 60 smc_echo client -f inet -a "$peer" -p 7110 -s 262144 -w "${2:-30}" -X "$1"
+	timeout 60 smc_echo client -f inet -a "$peer" -p "${3:-7110}" -s 262144 -w "${2:-30}" -X "$1"
 }
 
 silent_client_does_not_block() {
@@ -142,7 +140,7 @@ if [ "$SMC_VM" = 1 ]; then
 	run_test "smc_rs listener <- clients with the SMC option and no, late or broken CLC (server side)" \
 		timeout 180 smc_echo server -f smc -p 7110 -n 6
 else
-	run_test "SMC option on VM 2's SYNs (BPF sock_ops)" syn_option on
+	run_test "SMC option on VM 2's SYNs (BPF sock_ops)" smc_option on smc_option_on_syn
 	run_test "smc_rs listener <- SMC option, then no CLC: data intact" opening_client plain 90
 	run_test "smc_rs listener <- SMC option, silent for 8 s: falls back after the CLC wait; another client meanwhile" \
 		silent_client_does_not_block
@@ -153,7 +151,32 @@ else
 	for mode in truncated oversized badversion; do
 		run_test "smc_rs listener <- $mode proposal: connection dropped" opening_client "$mode"
 	done
-	run_test "SMC option off again" syn_option off
+	run_test "SMC option off again" smc_option off smc_option_on_syn
 	run_test "smc_rs listener still serves an upstream AF_SMC client" \
 		timeout 60 smc_echo client -f smc -a "$peer" -p 7110 -s 1048576 -w 30
+fi
+
+# SMC_LIMIT_HS on the smc_rs listener, backlog 2: while one client's
+# handshake is pending (it stays silent), the next client's SYN must be
+# answered without the SMC option, so its proposal reaches the echo server
+# as plain data instead of being answered in CLC.
+limit_hs_clients() {
+	local pid rc=0
+	opening_client plain 90 7114 || return 1
+	opening_client late 30 7114 &
+	pid=$!
+	sleep 2
+	timeout 20 smc_echo client -f inet -a "$peer" -p 7114 -s 65536 -w 10 -X unanswered || rc=1
+	wait "$pid" || rc=1
+	return $rc
+}
+
+if [ "$SMC_VM" = 1 ]; then
+	run_test "smc_rs listener with SMC_LIMIT_HS and backlog 2 (server side)" \
+		timeout 180 smc_echo server -f smc -p 7114 -n 3 -B 2 -L
+else
+	run_test "SMC option on VM 2's SYNs again" smc_option on smc_option_on_syn
+	run_test "SMC_LIMIT_HS: a SYN arriving while a handshake is pending gets no SMC option" \
+		limit_hs_clients
+	run_test "SMC option off" smc_option off smc_option_on_syn
 fi

@@ -114,18 +114,28 @@ static int sock(void)
 	return fd;
 }
 
-static int listener(int p)
+/* A listening socket of domain d and protocol proto on port p. */
+static int listen_on(int d, int proto, int p, int backlog)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = addr(&ss, p);
-	int one = 1, fd = sock();
+	int one = 1, fd = socket(d, SOCK_STREAM, proto);
 
+	if (fd < 0) {
+		perror("socket");
+		exit(1);
+	}
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (void *)&ss, sl) || listen(fd, 16)) {
+	if (bind(fd, (void *)&ss, sl) || listen(fd, backlog)) {
 		perror("listen");
 		exit(1);
 	}
 	return fd;
+}
+
+static int listener(int p)
+{
+	return listen_on(domain, protocol, p, 16);
 }
 
 /* A connected pair: client c, accepted server s. */
@@ -256,14 +266,8 @@ static void connect_timeout(void)
 	struct sockaddr_storage ss;
 	socklen_t sl = addr(&ss, port + 10);
 	struct timeval tv = { 0, 300000 };
-	int one = 1, l, filler, c, s;
+	int l = listen_on(v6 ? AF_INET6 : AF_INET, 0, port + 10, 0), filler, c, s;
 
-	l = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0);
-	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(l, (void *)&ss, sl) || listen(l, 0)) {
-		perror("listen");
-		exit(1);
-	}
 	filler = sock();
 	SHOW("connect fills the accept queue", connect(filler, (void *)&ss, sl));
 	usleep(100000);
@@ -441,6 +445,12 @@ static void listening(void)
 	int l = listener(port + 7), c, s;
 	char ch;
 
+	{
+		int v;
+		socklen_t ol = sizeof(v);
+
+		SHOW("SO_ACCEPTCONN listener", (getsockopt(l, SOL_SOCKET, SO_ACCEPTCONN, &v, &ol), v));
+	}
 	SHOW("accept SO_RCVTIMEO", setsockopt(l, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
 	SHOW("accept times out", accept(l, NULL, NULL));
 	tv.tv_usec = 0;
@@ -457,6 +467,12 @@ static void listening(void)
 	pthread_join(th, NULL);
 	printf("blocked accept after shutdown: %s\n", b.ret < 0 ? err_name(b.err) : "connection");
 	SHOW("accept after shutdown", accept4(l, NULL, NULL, SOCK_NONBLOCK));
+	{
+		int v;
+		socklen_t ol = sizeof(v);
+
+		SHOW("SO_ACCEPTCONN after shutdown", (getsockopt(l, SOL_SOCKET, SO_ACCEPTCONN, &v, &ol), v));
+	}
 	SHOW("listen again", listen(l, 4));
 	c = sock();
 	SHOW("connect to listener again", connect(c, (void *)&ss, sl));

@@ -216,8 +216,9 @@ impl<F: SocketFamily> Registration<F> {
         for (i, t) in reg.tables.inet.iter().enumerate() {
             // SAFETY: `t.proto` is initialised and pinned for our life.
             to_result(unsafe { bindings::proto_register(t.proto.get(), 1) })?;
-            // SAFETY: the protosw points at the registered proto and at
-            // ops that live as long; both stay until `drop`.
+            // The protosw points at the registered proto and at ops that
+            // live as long; both stay until `drop`.
+            // SAFETY: so the inet layer may use them until unregistered.
             let rc = unsafe {
                 if i == 0 {
                     bindings::inet_register_protosw(t.protosw.get());

@@ -52,8 +52,9 @@ impl ListenHook {
     /// (in `release`), so callbacks never see a dying owner.
     pub(crate) fn new<S: ListenOwner>(tcp: &KernelSocket, owner: &SmcSk<S>) -> Self {
         let sk = tcp.tcp_sk();
-        // SAFETY: `sk` is the live `struct sock` of `tcp`; its callbacks
-        // change under its callback lock, as every other user of them does.
+        // `sk` is the live `struct sock` of `tcp`; its callbacks change
+        // under its callback lock, as every other user of them does.
+        // SAFETY: so these writes race with no reader or writer.
         let data_ready = unsafe {
             bindings::smc_rs_sock_hold(sk);
             bindings::smc_rs_callback_write_lock(sk);

@@ -189,6 +189,24 @@ impl<S: SockState> SmcSk<S> {
         unsafe { (*self.as_raw()).sk_protocol }
     }
 
+    /// Marks the socket listening (`TCP_LISTEN`) or not (`TCP_CLOSE`), for
+    /// the socket layer's own view (`SO_ACCEPTCONN`) and diagnostics.
+    pub(crate) fn set_listening(&self, on: bool) {
+        let state = if on {
+            bindings::TCP_LISTEN
+        } else {
+            bindings::TCP_CLOSE
+        };
+        // `sk_state` is read locklessly by the socket layer (READ_ONCE).
+        // SAFETY: a single-byte store into a live socket.
+        unsafe {
+            core::ptr::write_volatile(
+                core::ptr::addr_of_mut!((*self.as_raw()).__sk_common.skc_state),
+                state as u8,
+            )
+        };
+    }
+
     /// Sets `SOCK_DEAD`-style flags and shutdown bits when the socket goes away.
     pub(crate) fn set_flag(&self, flag: bindings::sock_flags) {
         // SAFETY: `sock_set_flag` is an atomic bit operation on a live socket.
@@ -246,9 +264,9 @@ impl<S: SockState> SockGuard<'_, S> {
     ) -> Result {
         let entry = Opaque::<bindings::wait_queue_entry>::uninit();
         let head = on.wait_queue();
-        // `entry` stays in place until `finish_wait` took it off the queue.
-        // SAFETY: `entry` is valid memory for an entry; `head` is the live
-        // wait queue of a socket the caller keeps alive.
+        // `entry` stays in place until `finish_wait` took it off the queue;
+        // `head` is the live wait queue of a socket the caller keeps alive.
+        // SAFETY: so both are valid for the whole wait.
         unsafe {
             bindings::init_wait_entry(entry.get(), 0);
             bindings::prepare_to_wait_exclusive(
@@ -257,15 +275,16 @@ impl<S: SockState> SockGuard<'_, S> {
                 bindings::TASK_INTERRUPTIBLE as core::ffi::c_int,
             );
         }
-        // SAFETY: the guard holds the lock; it is taken again below before
-        // the guard is used.
+        // The lock is taken again below, before the guard is used again.
+        // SAFETY: the guard holds the lock.
         unsafe { bindings::release_sock(self.sk.as_raw()) };
         if !ready() {
             // SAFETY: plain sleep, the task state was set by `prepare_to_wait`.
             *timeo = unsafe { bindings::schedule_timeout(*timeo) };
         }
-        // SAFETY: retakes the lock the guard stands for; `entry` is queued on
-        // `head` or was taken off by its wake-up.
+        // Retakes the lock the guard stands for; `entry` is queued on `head`
+        // or was taken off by its wake-up.
+        // SAFETY: `head` and `entry` are valid as above.
         unsafe {
             bindings::smc_rs_lock_sock(self.sk.as_raw());
             bindings::finish_wait(head, entry.get());

@@ -383,8 +383,9 @@ impl KernelSocket {
         // SAFETY: live listening socket; `new` is a valid out pointer.
         to_result(unsafe { bindings::kernel_accept(self.raw(), &mut new, flags) })?;
         let sock = NonNull::new(new).ok_or_else(|| errno(bindings::ENOMEM))?;
-        // SAFETY: `kernel_accept` returned a live socket with `ops` and `sk`
-        // set and no file, which is ours.
+        // `kernel_accept` returned a live socket with `ops` and `sk` set and
+        // no file, which is ours.
+        // SAFETY: that is what `from_accepted` requires.
         Ok(unsafe { KernelSocket::from_accepted(sock) })
     }
 
