@@ -468,6 +468,8 @@ impl SocketFamily for SmcFamily {
                 clc(sock).set_syn_smc(true);
                 clc(sock).listen(backlog)?;
                 st.state = SmcState::Listen(Listener::new(sk, backlog));
+                // Connections may have arrived before the hook was in place.
+                sk.schedule_work();
             }
             SmcState::Listen(l) => {
                 clc(sock).listen(backlog)?;

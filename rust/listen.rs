@@ -153,6 +153,8 @@ pub(crate) trait ListenSocket: crate::sys::listen::ListenOwner + Sized {
 
 impl Listener {
     /// Starts listening on `sk`'s TCP listener (already in `listen(2)`).
+    /// Connections TCP queued before the hook was in place are taken by the
+    /// work item, which the caller schedules once the listener is in place.
     pub(crate) fn new<S: ListenSocket>(sk: &SmcSk<S>, backlog: i32) -> Self {
         let counters = S::counters(sk);
         let backlog = backlog.max(0) as u32;
@@ -198,15 +200,17 @@ impl Listener {
     /// are aborted, finished but unaccepted connections are reset (as TCP
     /// does with its accept queue), waiters in `accept()` wake up.
     pub(crate) fn stop<S: ListenSocket>(self, sk: &SmcSk<S>) {
-        let counters = S::counters(sk);
-        counters.listening.store(false, Ordering::Release);
-        sk.set_listening(false);
         let Listener {
             hook,
             mut queue,
             handshakes,
             ..
         } = self;
+        // First, TCP stops telling us about connections.
+        drop(hook);
+        let counters = S::counters(sk);
+        counters.listening.store(false, Ordering::Release);
+        sk.set_listening(false);
         for h in handshakes.iter().flatten() {
             h.abort();
         }
@@ -217,7 +221,6 @@ impl Listener {
         counters.handshaking.store(0, Ordering::Relaxed);
         // Everyone waiting in accept() or poll looks again.
         S::clcsock(sk).wake_waiters();
-        drop(hook);
     }
 }
 
