@@ -180,6 +180,17 @@ static int so_error(int fd)
 	return e;
 }
 
+/* Connects fd without blocking, waits for POLLOUT, shows SO_ERROR. */
+static void nonblocking_connect(const char *name, int fd, struct sockaddr_storage *ss, socklen_t sl)
+{
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	SHOW(name, connect(fd, (void *)ss, sl));
+	poll(&p, 1, 2000);
+	printf("%s SO_ERROR: %s\n", name, err_name(so_error(fd)));
+}
+
 static void unconnected(void)
 {
 	struct sockaddr_storage ss;
@@ -241,19 +252,13 @@ static void refused(void)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = addr(&ss, port + 2);
-	struct pollfd p;
 	int fd = sock();
 
 	SHOW("connect refused", connect(fd, (void *)&ss, sl));
 	close(fd);
 
 	fd = sock();
-	fcntl(fd, F_SETFL, O_NONBLOCK);
-	SHOW("nonblocking connect refused", connect(fd, (void *)&ss, sl));
-	p.fd = fd;
-	p.events = POLLOUT;
-	poll(&p, 1, 2000);
-	printf("nonblocking connect refused SO_ERROR: %s\n", err_name(so_error(fd)));
+	nonblocking_connect("nonblocking connect refused", fd, &ss, sl);
 	close(fd);
 }
 
@@ -296,17 +301,11 @@ static void nonblocking(void)
 	struct sockaddr_storage ss;
 	socklen_t sl = addr(&ss, port + 3);
 	int l = listener(port + 3), c = sock(), s, flags;
-	struct pollfd p;
 
 	fcntl(l, F_SETFL, O_NONBLOCK);
 	SHOW("accept nothing pending", accept(l, NULL, NULL));
 	printf("listener poll idle: %s\n", poll_bits(l, 0));
-	fcntl(c, F_SETFL, O_NONBLOCK);
-	SHOW("nonblocking connect", connect(c, (void *)&ss, sl));
-	p.fd = c;
-	p.events = POLLOUT;
-	poll(&p, 1, 2000);
-	printf("nonblocking connect SO_ERROR: %s\n", err_name(so_error(c)));
+	nonblocking_connect("nonblocking connect", c, &ss, sl);
 	SHOW("connect again", connect(c, (void *)&ss, sl));
 	printf("listener poll pending: %s\n", poll_bits(l, 1000));
 	s = accept4(l, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
