@@ -6,6 +6,7 @@
  *   smc_echo client -f FAMILY -a ADDR -p PORT [-s BYTES] [-n CONNS] [-r ROUNDS] [-w SECS] [-N]
  *                   [-X OPENING]
  *   smc_echo hold -f FAMILY -p PORT
+ *   smc_echo churn -f FAMILY -p PORT [-n CONNS]
  *   smc_echo probe
  *
  * FAMILY: smc (AF_SMC, IPv4), smc6 (AF_SMC, SMCPROTO_SMC6), inet, inet6,
@@ -16,7 +17,9 @@
  * threads makes ROUNDS connections in a row; -N connects non-blocking
  * (poll for POLLOUT, then SO_ERROR). Exit status 0 on success.
  * "hold" keeps a listening socket open until stdin is closed or a signal
- * arrives (for unload tests). With -x, the server plays a hostile peer: a
+ * arrives (for unload tests). "churn" starts CONNS clients against a listener
+ * that closes without accepting any while their handshakes are under way;
+ * every client must end (connected then reset, or refused) within 30 s. With -x, the server plays a hostile peer: a
  * connection that starts with a CLC proposal is answered with HOSTILE bytes
  * (garbage, truncated, oversized, badversion, badlength, decline) before the
  * echo; a client that then resets the connection just loses it. -L sets
@@ -462,6 +465,52 @@ static int hold(void)
 	return 0;
 }
 
+static int churn_failed;
+
+static void *churn_client(void *arg)
+{
+	struct sockaddr_storage *ss = arg;
+	socklen_t sl = fam->addr_family == AF_INET ? sizeof(struct sockaddr_in) :
+						      sizeof(struct sockaddr_in6);
+	int fd = socket(fam->domain, SOCK_STREAM, fam->protocol);
+	char c = 'c';
+
+	if (fd < 0)
+		return NULL;
+	if (connect(fd, (struct sockaddr *)ss, sl))
+		__atomic_fetch_add(&churn_failed, 1, __ATOMIC_RELAXED);
+	else if (send(fd, &c, 1, MSG_NOSIGNAL) == 1)
+		recv(fd, &c, 1, 0);
+	close(fd);
+	return NULL;
+}
+
+static int churn(void)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = make_addr(&ss, fam->addr_family == AF_INET6 ? "::1" : "127.0.0.1");
+	pthread_t *th = calloc(conns, sizeof(*th));
+	int one = 1, fd, i;
+
+	fd = socket(fam->domain, SOCK_STREAM, fam->protocol);
+	if (fd < 0 || !th)
+		die("socket");
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, sl) || listen(fd, conns))
+		die("bind/listen");
+	alarm(30);
+	for (i = 0; i < conns; i++)
+		if (pthread_create(&th[i], NULL, churn_client, &ss))
+			die("pthread_create");
+	usleep(20000);
+	close(fd);
+	for (i = 0; i < conns; i++)
+		pthread_join(th[i], NULL);
+	printf("churn: %d clients ended after the listener closed (%d connects failed)\n",
+	       conns, churn_failed);
+	return 0;
+}
+
 struct client_result {
 	uint64_t sum;
 	int ok;
@@ -649,6 +698,8 @@ int main(int argc, char **argv)
 		return server();
 	if (!strcmp(argv[1], "hold"))
 		return hold();
+	if (!strcmp(argv[1], "churn"))
+		return churn();
 	if (!strcmp(argv[1], "client") && addr_str)
 		return client();
 	fprintf(stderr, "smc_echo: need server, or client with -a\n");

@@ -77,6 +77,21 @@ t_short_connections() {
 	return $rc
 }
 
+t_listener_close_under_load() {
+	# Listeners close while hundreds of connections are queued or in their
+	# CLC handshake; then nothing may be left holding the module (a few
+	# seconds for aborted handshake jobs to finish).
+	"$here/smc_echo" churn -f smc -p 7013 -n 200 &&
+		"$here/smc_echo" churn -f smc6 -p 7014 -n 100 &&
+		"$here/smc_echo" churn -f ipproto-smc -p 7015 -n 100 || return 1
+	for _ in $(seq 50); do
+		rmmod smc_rs 2>/dev/null && break
+		sleep 0.1
+	done
+	lsmod | grep -q '^smc_rs ' && return 1
+	insmod "$ko"
+}
+
 t_reload() {
 	for _ in 1 2 3; do
 		rmmod smc_rs && insmod "$ko" || return 1
@@ -108,6 +123,7 @@ run_test "same socket semantics as TCP: AF_SMC vs AF_INET" t_semantics inet smc
 run_test "same socket semantics as TCP: AF_SMC6 vs AF_INET6" t_semantics inet6 smc6
 run_test "same socket semantics as TCP: AF_INET/IPPROTO_SMC vs AF_INET" t_semantics inet ipproto-smc
 run_test "same socket semantics as TCP: AF_INET6/IPPROTO_SMC vs AF_INET6" t_semantics inet6 ipproto-smc6
+run_test "listeners closed under load of handshakes, then rmmod" t_listener_close_under_load
 run_test "rmmod refused while an AF_SMC socket is open, fine after" t_rmmod_busy
 run_test "rmmod/insmod cycles" t_reload
 run_test "insmod fails cleanly while upstream smc.ko owns family 43" t_upstream_conflict
