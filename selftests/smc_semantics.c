@@ -413,6 +413,40 @@ static void epoll_edge(void)
 	close(l);
 }
 
+/* epoll on a listener, level- and edge-triggered. */
+static void epoll_listener(void)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = addr(&ss, port + 11);
+	int l = listener(port + 11), lt = epoll_create1(0), et = epoll_create1(0);
+	struct epoll_event ev = { .events = EPOLLIN }, out[4];
+	int c1 = sock(), c2 = sock(), s;
+
+	ev.data.fd = l;
+	epoll_ctl(lt, EPOLL_CTL_ADD, l, &ev);
+	ev.events = EPOLLIN | EPOLLET;
+	epoll_ctl(et, EPOLL_CTL_ADD, l, &ev);
+	SHOW("epoll listener idle", epoll_wait(lt, out, 4, 0));
+	connect(c1, (void *)&ss, sl);
+	SHOW("epoll listener level", epoll_wait(lt, out, 4, 2000));
+	printf("epoll listener level events: 0x%x\n", out[0].events);
+	SHOW("epoll listener level again", epoll_wait(lt, out, 4, 0));
+	SHOW("epoll listener edge", epoll_wait(et, out, 4, 2000));
+	SHOW("epoll listener edge again", epoll_wait(et, out, 4, 0));
+	connect(c2, (void *)&ss, sl);
+	SHOW("epoll listener edge, second connection", epoll_wait(et, out, 4, 2000));
+	s = accept(l, NULL, NULL);
+	close(s);
+	s = accept(l, NULL, NULL);
+	close(s);
+	SHOW("epoll listener level after accepting all", epoll_wait(lt, out, 4, 0));
+	close(c1);
+	close(c2);
+	close(lt);
+	close(et);
+	close(l);
+}
+
 static void on_alarm(int sig)
 {
 	(void)sig;
@@ -575,6 +609,7 @@ int main(int argc, char **argv)
 	data();
 	reset();
 	epoll_edge();
+	epoll_listener();
 	listening();
 	transfers();
 	return 0;
