@@ -38,3 +38,22 @@ echo_pair() {
 	wait "$spid" || rc=1
 	return $rc
 }
+
+# smc_option on|off PROG: a BPF sock_ops program of bpf/smc_option.bpf.o
+# (smc_option_on_synack or smc_option_on_syn) attached to the VM's root
+# cgroup: plain TCP sockets put the SMC option on their SYN-ACKs or SYNs.
+smc_option() {
+	local dir=/sys/fs/bpf/smc_option
+	# Mounting again would hide the pinned programs.
+	mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf || return 1
+	case "$1" in
+	on)
+		[ -d "$dir" ] || bpftool prog loadall "$SMC_TOP/selftests/bpf/smc_option.bpf.o" "$dir" type sockops ||
+			return 1
+		bpftool cgroup attach /sys/fs/cgroup sock_ops pinned "$dir/$2"
+		;;
+	off)
+		bpftool cgroup detach /sys/fs/cgroup sock_ops pinned "$dir/$2"
+		;;
+	esac
+}

@@ -127,6 +127,9 @@ static size_t hostile_answer(unsigned char *b)
 static int write_all(int fd, const void *buf, size_t len);
 static int read_all(int fd, void *buf, size_t len);
 
+/* Fuzzed openings the listener answered with a CLC decline. */
+static int fuzz_declined;
+
 /* Waits up to 20 s for the server to drop the connection (reset or EOF). */
 static int expect_dropped(int fd)
 {
@@ -178,6 +181,9 @@ bad:
  *   truncated   a proposal header announcing 84 bytes, then 20 bytes only
  *   oversized   a header announcing 65535 bytes
  *   badversion  a proposal header with version 0
+ *   fuzz        a CLC header (mostly a proposal) of random length, flags and
+ *               content: any answer, a reset or nothing within 1 s will do;
+ *               the listener must survive it (checked by the caller)
  *   unanswered  a valid proposal that must NOT be answered in CLC: the
  *               listener took the connection as plain TCP (SMC_LIMIT_HS),
  *               so the echo server sends back all but its first 8 bytes
@@ -217,6 +223,29 @@ static int client_opening(int fd)
 	if (!strcmp(opening, "oversized")) {
 		b[5] = 0xff; b[6] = 0xff;
 		return write_all(fd, b, 84) ? -1 : expect_dropped(fd);
+	}
+	if (!strcmp(opening, "fuzz")) {
+		unsigned char m[1024], back[64];
+		struct timeval tv = { .tv_sec = 1 };
+		unsigned int len;
+
+		if (getrandom(m, sizeof(m), 0) != sizeof(m))
+			return -1;
+		memcpy(m, smcr_eyecatcher, 4);
+		if (m[4] % 8)
+			m[4] = 1;
+		len = 12 + (unsigned int)((m[5] << 8 | m[6]) % (sizeof(m) - 11));
+		m[5] = len >> 8;
+		m[6] = len & 0xff;
+		if (m[8] & 1)
+			memcpy(m + len - 4, smcr_eyecatcher, 4);
+		if (write_all(fd, m, len))
+			return 1; /* dropped already */
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		if (recv(fd, back, sizeof(back), 0) >= 5 && !memcmp(back, smcr_eyecatcher, 4) &&
+		    back[4] == 4)
+			__atomic_fetch_add(&fuzz_declined, 1, __ATOMIC_RELAXED);
+		return 1;
 	}
 	if (!strcmp(opening, "unanswered")) {
 		unsigned char back[76];
@@ -655,6 +684,12 @@ static int client(void)
 	printf("%s: %d connection(s) x %llu bytes echoed, %d failed, fnv1a %016llx\n",
 	       fam->name, conns * rounds, (unsigned long long)size, failed * rounds,
 	       (unsigned long long)sum);
+	if (opening && !strcmp(opening, "fuzz")) {
+		/* Most fuzzed proposals are malformed: some must be declined. */
+		printf("fuzz: %d of %d openings declined in CLC\n", fuzz_declined, conns * rounds);
+		if (!fuzz_declined)
+			failed = 1;
+	}
 	return failed ? 1 : 0;
 }
 

@@ -39,24 +39,6 @@ else
 		timeout 180 smc_echo client -f smc -a "$peer" -p 7108 -s 1048576 -n 8 -N -w 90
 fi
 
-# smc_option ON|OFF PROG: a BPF sock_ops program of bpf/smc_option.bpf.o
-# (smc_option_on_synack or smc_option_on_syn) attached to VM's root cgroup.
-smc_option() {
-	local dir=/sys/fs/bpf/smc_option
-	# Mounting again would hide the pinned programs.
-	mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf || return 1
-	case "$1" in
-	on)
-		[ -d "$dir" ] || bpftool prog loadall "$here/bpf/smc_option.bpf.o" "$dir" type sockops ||
-			return 1
-		bpftool cgroup attach /sys/fs/cgroup sock_ops pinned "$dir/$2"
-		;;
-	off)
-		bpftool cgroup detach /sys/fs/cgroup sock_ops pinned "$dir/$2"
-		;;
-	esac
-}
-
 # A plain TCP server whose SYN-ACKs carry the SMC option (a BPF sock_ops
 # program adds it) and which echoes whatever it gets: the smc_rs client's
 # connect() must notice that the peer does not speak CLC, connect again

@@ -92,6 +92,23 @@ t_listener_close_under_load() {
 	insmod "$ko"
 }
 
+t_fuzz_listener() {
+	# 1000 clients with the SMC option on their SYNs (BPF) send a CLC
+	# header of random length, flags and content (mostly proposals) to an
+	# smc_rs listener; it declines, falls back or drops each, and must
+	# still serve an ordinary AF_SMC client afterwards.
+	local spid rc=0
+	smc_option on smc_option_on_syn || return 1
+	timeout 300 "$here/smc_echo" server -f smc -b 127.0.0.1 -p 7016 -n 1000000 &
+	spid=$!
+	timeout 240 "$here/smc_echo" client -f inet -a 127.0.0.1 -p 7016 -s 1 -n 20 -r 50 -w 10 -X fuzz || rc=1
+	smc_option off smc_option_on_syn || rc=1
+	timeout 60 "$here/smc_echo" client -f smc -a 127.0.0.1 -p 7016 -s 1048576 -w 10 || rc=1
+	kill "$spid"
+	wait "$spid" 2>/dev/null
+	return $rc
+}
+
 t_reload() {
 	for _ in 1 2 3; do
 		rmmod smc_rs && insmod "$ko" || return 1
@@ -123,6 +140,7 @@ run_test "same socket semantics as TCP: AF_SMC vs AF_INET" t_semantics inet smc
 run_test "same socket semantics as TCP: AF_SMC6 vs AF_INET6" t_semantics inet6 smc6
 run_test "same socket semantics as TCP: AF_INET/IPPROTO_SMC vs AF_INET" t_semantics inet ipproto-smc
 run_test "same socket semantics as TCP: AF_INET6/IPPROTO_SMC vs AF_INET6" t_semantics inet6 ipproto-smc6
+run_test "smc_rs listener <- 1000 random CLC headers and messages: survives, still serves" t_fuzz_listener
 run_test "listeners closed under load of handshakes, then rmmod" t_listener_close_under_load
 run_test "rmmod refused while an AF_SMC socket is open, fine after" t_rmmod_busy
 run_test "rmmod/insmod cycles" t_reload
