@@ -41,5 +41,7 @@ void smc_rs_tcp_set_hs_congested(struct sock *sk,
 long smc_rs_sk_rcvtimeo(const struct sock *sk, bool noblock);
 long smc_rs_sk_sndtimeo(const struct sock *sk, bool noblock);
 int smc_rs_sock_intr_errno(long timeo);
+bool smc_rs_sock_flag(const struct sock *sk, enum sock_flags flag);
+void smc_rs_sk_wake_async(const struct sock *sk, int how, int band);
 
 #endif

@@ -188,11 +188,11 @@ fn switch_to_fallback(sock: &Sock<'_>, st: &mut SmcSock, side: Side, reason: Dec
     let net = sock.sk().net();
     count(net, side, Event::Connection);
     count(net, side, Event::Fallback(reason));
-    enter_fallback(sock, st, reason);
+    enter_fallback(sock, st, side, reason);
 }
 
 /// The fallback itself (the counters are the caller's).
-fn enter_fallback(sock: &Sock<'_>, st: &mut SmcSock, reason: DeclineReason) {
+fn enter_fallback(sock: &Sock<'_>, st: &mut SmcSock, side: Side, reason: DeclineReason) {
     if matches!(st.state, SmcState::Connecting(_)) {
         // The work item's wait marked the TCP socket connected; the
         // application completes a non-blocking connect itself (its next
@@ -203,7 +203,10 @@ fn enter_fallback(sock: &Sock<'_>, st: &mut SmcSock, reason: DeclineReason) {
     sock.set_connected();
     // Without a file (a kernel socket) the calls keep coming through our
     // proto_ops, which forward to the clcsock in this state.
-    sock.redirect_file_to(clc(sock));
+    if sock.redirect_file_to(clc(sock)) && side == Side::Client {
+        // TCP signalled the connection while the file was still ours.
+        clc(sock).signal_connected();
+    }
 }
 
 /// Peers that echo the SMC option without speaking CLC, for all namespaces.
@@ -424,7 +427,7 @@ impl SocketFamily for SmcFamily {
         let mut st = sock.sk().lock();
         // The handshake was counted when it finished.
         if let SmcState::Fallback(reason) = st.state {
-            enter_fallback(sock, &mut st, reason);
+            enter_fallback(sock, &mut st, Side::Server, reason);
         }
     }
 

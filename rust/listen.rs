@@ -256,6 +256,7 @@ pub(crate) fn take_connections<S: ListenSocket>(sk: &SmcSk<S>) {
             }
             counters.queued.fetch_add(1, Ordering::AcqRel);
             l.hook.wake_one();
+            sk.signal_readable();
             continue;
         }
         let free = l.handshakes.iter().position(Option::is_none);
@@ -340,8 +341,9 @@ fn finish_handshake<S: ListenSocket>(listener: SockRef<S>, child: KernelSocket) 
         return;
     }
     S::counters(sk).queued.fetch_add(1, Ordering::AcqRel);
-    // One waiter in accept() and every poller.
+    // One waiter in accept() and every poller; SIGIO for O_ASYNC.
     l.hook.wake_one();
+    sk.signal_readable();
 }
 
 /// `accept()` on a listening socket: the next finished connection, waiting

@@ -452,6 +452,47 @@ static void on_alarm(int sig)
 	(void)sig;
 }
 
+static volatile sig_atomic_t sigio_count;
+
+static void on_sigio(int sig)
+{
+	(void)sig;
+	sigio_count++;
+}
+
+/* O_ASYNC: SIGIO for a connection to accept and for a completed connect. */
+static void async_io(void)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = addr(&ss, port + 12);
+	struct sigaction sa = { .sa_handler = on_sigio };
+	int l = listener(port + 12), c = sock(), s;
+
+	sigaction(SIGIO, &sa, NULL);
+	fcntl(l, F_SETOWN, getpid());
+	fcntl(l, F_SETFL, O_ASYNC);
+	sigio_count = 0;
+	connect(c, (void *)&ss, sl);
+	usleep(300000);
+	printf("SIGIO for a connection to accept: %d\n", sigio_count > 0);
+	s = accept(l, NULL, NULL);
+	close(s);
+	close(c);
+
+	c = sock();
+	fcntl(c, F_SETOWN, getpid());
+	fcntl(c, F_SETFL, O_ASYNC | O_NONBLOCK);
+	sigio_count = 0;
+	connect(c, (void *)&ss, sl);
+	usleep(300000);
+	printf("SIGIO for a completed connect: %d\n", sigio_count > 0);
+	s = accept(l, NULL, NULL);
+	close(s);
+	close(c);
+	close(l);
+	signal(SIGIO, SIG_IGN);
+}
+
 struct blocked_accept {
 	int fd, ret, err;
 };
@@ -610,6 +651,7 @@ int main(int argc, char **argv)
 	reset();
 	epoll_edge();
 	epoll_listener();
+	async_io();
 	listening();
 	transfers();
 	return 0;

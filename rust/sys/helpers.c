@@ -160,3 +160,13 @@ long smc_rs_sk_sndtimeo(const struct sock *sk, bool noblock)
 {
 	return sock_sndtimeo(sk, noblock);
 }
+
+bool smc_rs_sock_flag(const struct sock *sk, enum sock_flags flag)
+{
+	return sock_flag(sk, flag);
+}
+
+void smc_rs_sk_wake_async(const struct sock *sk, int how, int band)
+{
+	sk_wake_async(sk, how, band);
+}

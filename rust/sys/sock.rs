@@ -189,6 +189,19 @@ impl<S: SockState> SmcSk<S> {
         unsafe { (*self.as_raw()).sk_protocol }
     }
 
+    /// Sends `SIGIO` (`POLL_IN`) to an `O_ASYNC` owner of the socket's
+    /// file: something can be read (a listener: accepted).
+    pub(crate) fn signal_readable(&self) {
+        // SAFETY: a live socket; `sk_wake_async` checks `SOCK_FASYNC`.
+        unsafe {
+            bindings::smc_rs_sk_wake_async(
+                self.as_raw(),
+                bindings::SOCK_WAKE_WAITD as core::ffi::c_int,
+                bindings::POLL_IN as core::ffi::c_int,
+            )
+        };
+    }
+
     /// Marks the socket listening (`TCP_LISTEN`) or not (`TCP_CLOSE`), for
     /// the socket layer's own view (`SO_ACCEPTCONN`) and diagnostics.
     pub(crate) fn set_listening(&self, on: bool) {

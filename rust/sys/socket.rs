@@ -323,6 +323,19 @@ impl KernelSocket {
         unsafe { (*self.raw()).state = bindings::socket_state_SS_CONNECTING };
     }
 
+    /// Sends `SIGIO` (`POLL_OUT`) to an `O_ASYNC` owner: the connection
+    /// TCP reported while the SMC socket still held the file is usable now.
+    pub(crate) fn signal_connected(&self) {
+        // SAFETY: live socket (invariant); `sk_wake_async` checks the flag.
+        unsafe {
+            bindings::smc_rs_sk_wake_async(
+                self.sk_raw(),
+                bindings::SOCK_WAKE_IO as c_int,
+                bindings::POLL_OUT as c_int,
+            )
+        };
+    }
+
     /// Wakes everyone waiting on the socket, so that pollers look again.
     pub(crate) fn wake_waiters(&self) {
         let sk = self.sk_raw();
@@ -574,6 +587,11 @@ impl<'a, S: SockState> Socket<'a, S> {
             (*tcp).file = file;
             (*tcp).wq.fasync_list = (*self.raw).wq.fasync_list;
             (*self.raw).wq.fasync_list = null_mut();
+            // O_ASYNC (SIGIO) set on the file so far goes with the list.
+            let sk = (*self.raw).sk;
+            if bindings::smc_rs_sock_flag(sk, bindings::sock_flags_SOCK_FASYNC) {
+                bindings::smc_rs_sock_set_flag(clc.sk_raw(), bindings::sock_flags_SOCK_FASYNC);
+            }
             bindings::smc_rs_set_file_private(file, tcp.cast());
         }
         true
