@@ -319,7 +319,7 @@ unsafe fn install<F: SocketFamily>(
     // `sock_unregister` waits for running `create`/`accept` calls.
     // SAFETY: so `tables` is valid: the family is registered while they run.
     let (proto, ops) = unsafe { ((*tables).proto.get(), (*tables).ops.get()) };
-    // SAFETY: `net` is live; `proto` is registered.
+    // SAFETY: `net` is live and `proto` registered (see above).
     let sk = unsafe {
         bindings::smc_rs_sk_alloc(
             net.as_raw(),
