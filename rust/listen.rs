@@ -134,9 +134,6 @@ pub(crate) struct Listener {
     /// The connections in their handshake, to abort them when the listener
     /// closes. A finished one leaves its slot empty for the next.
     handshakes: KVec<Option<AbortHandle>>,
-    /// Occupied slots of `handshakes`.
-    in_handshake: usize,
-    backlog: usize,
     /// Taking connections stopped at the backlog; `accept()` resumes it.
     throttled: bool,
 }
@@ -167,8 +164,6 @@ impl Listener {
             hook: ListenHook::new(S::clcsock(sk), sk),
             queue: AcceptQueue::new(),
             handshakes: KVec::new(),
-            in_handshake: 0,
-            backlog: backlog as usize,
             throttled: false,
         }
     }
@@ -177,7 +172,6 @@ impl Listener {
     pub(crate) fn set_backlog<S: ListenSocket>(&mut self, sk: &SmcSk<S>, backlog: i32) {
         let backlog = backlog.max(0) as u32;
         S::counters(sk).backlog.store(backlog, Ordering::Relaxed);
-        self.backlog = backlog as usize;
         if self.throttled {
             self.throttled = false;
             sk.schedule_work();
@@ -233,7 +227,9 @@ pub(crate) fn take_connections<S: ListenSocket>(sk: &SmcSk<S>) {
     let counters = S::counters(sk);
     let clcsock = S::clcsock(sk);
     while let Some(l) = S::listener(&mut st) {
-        if l.queue.len + l.in_handshake > l.backlog {
+        // The counters change only under the socket lock, which we hold.
+        let taken = l.queue.len + counters.handshaking.load(Ordering::Relaxed);
+        if taken > counters.backlog.load(Ordering::Relaxed) as usize {
             l.throttled = true;
             break;
         }
@@ -279,7 +275,6 @@ pub(crate) fn take_connections<S: ListenSocket>(sk: &SmcSk<S>) {
                 let _ = l.handshakes.push(Some(handle), GFP_KERNEL);
             }
         }
-        l.in_handshake += 1;
         counters.handshaking.fetch_add(1, Ordering::Relaxed);
     }
 }
@@ -306,7 +301,6 @@ fn finish_handshake<S: ListenSocket>(listener: SockRef<S>, child: KernelSocket) 
         return;
     };
     drop(slot.take());
-    l.in_handshake = l.in_handshake.saturating_sub(1);
     S::counters(sk).handshaking.fetch_sub(1, Ordering::Relaxed);
     let (reason, peer_diagnosis) = match outcome {
         ServerOutcome::Fallback {
