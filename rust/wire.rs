@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The `no_std` wire-format crate (`wire/`), compiled into the module from
-//! the same source files the host tests use.
+//! the same source files the host tests use. Every module of `wire/src/lib.rs`
+//! is listed here too.
 
-#[path = "../wire/src/clc.rs"]
+#[path = "../wire/src/clc/mod.rs"]
 pub(crate) mod clc;
+#[path = "../wire/src/codec.rs"]
+pub(crate) mod codec;

@@ -5,8 +5,12 @@
 //! The same source files are compiled into the `smc_rs` kernel module (see
 //! `rust/wire.rs`) and, through this crate, tested on the host. Input from
 //! the network is hostile: decoders return errors, never panic.
+//!
+//! Modules refer to each other with `super::` paths, never `crate::`: in
+//! the kernel module they live under `crate::wire`.
 
 #![no_std]
 #![forbid(unsafe_code)]
 
 pub mod clc;
+pub mod codec;
