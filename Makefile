@@ -12,7 +12,7 @@ SCRIPTS := $(TOP)/scripts
 KDIR ?= $(shell $(SCRIPTS)/build-kernel.sh)
 KPATH := $(shell source $(SCRIPTS)/lib.sh && kernel_path)
 
-.PHONY: all modules kdir kernel setup clean help vm vm-pair check demo host-test selftests-build selftests
+.PHONY: all modules clippy kdir kernel setup clean help vm vm-pair check demo host-test fuzz fuzz-long selftests-build selftests
 
 all: modules
 
@@ -28,12 +28,26 @@ kdir:
 modules:
 	@PATH="$(KPATH)" $(MAKE) -C $(KDIR) M=$(TOP) modules
 
+# The module built with clippy (the kernel's CLIPPY=1: its lint set, and
+# every warning is an error with CONFIG_WERROR); the next `make` rebuilds
+# with rustc.
+clippy:
+	@PATH="$(KPATH)" $(MAKE) -C $(KDIR) M=$(TOP) CLIPPY=1 modules
+
 # Userspace test programs (run inside the VMs from the shared host root).
 selftests-build:
 	@$(MAKE) -C selftests --no-print-directory
 
 host-test:
 	@cd wire && cargo test --quiet
+
+# Coverage-guided fuzzing of the wire parsers: a short pass (also part of
+# `make check`), or the long one whose results go to wire/fuzz/RESULTS.md.
+fuzz:
+	@$(SCRIPTS)/fuzz.sh short
+
+fuzz-long:
+	@$(SCRIPTS)/fuzz.sh long
 
 # Run CMD in one VM with smc_rs (MOD=smc) or upstream smc.ko (MOD=upstream).
 #   make vm CMD='ip a'  MOD=smc_rs
@@ -64,8 +78,10 @@ help:
 	@echo '  make / make modules  build smc_rs.ko against the cached kernel'
 	@echo '  make setup           install the toolchain and VM tools (Debian packages, bindgen, virtme-ng)'
 	@echo '  make kernel          build the cached Rust-enabled debug kernel if needed'
+	@echo '  make clippy          lint the module with clippy (warnings are errors)'
 	@echo '  make -s kdir         print the path of the built kernel tree'
 	@echo '  make check           run all tests: cargo test + kselftests in the VMs'
+	@echo '  make fuzz            short fuzzing pass over the wire parsers (fuzz-long: 10^7 runs each)'
 	@echo '  make demo            boot two VMs and show AF_SMC client and server talking'
 	@echo '  make vm CMD=...      run CMD in one VM   (MOD=smc_rs|upstream|none, default smc_rs)'
 	@echo '  make vm-pair SERVER=... CLIENT=...  run a command in each of two linked VMs'

@@ -12,24 +12,31 @@
 use crate::clc::{client_handshake, ClientOutcome, NonClcPeers};
 use crate::listen::{self, ListenCounters, ListenSocket, Listener};
 use crate::stats::{count, Event, Side};
+use crate::sys::args::{MsgHdr, PollTable, SavedAddr, SockAddr, SockAddrOut, SockoptIn, SockoptOut};
 use crate::sys::bindings as b;
+use crate::sys::errno::{
+    EAGAIN, EALREADY, EINPROGRESS, EINVAL, EISCONN, ENOMEM, ENOPROTOOPT, EPROTONOSUPPORT,
+    ESOCKTNOSUPPORT,
+};
 use crate::sys::family::{AcceptArg, SocketFamily};
 use crate::sys::listen::ListenOwner;
-use crate::sys::sock::{Net, SmcSk, SockState};
-use crate::sys::socket::{
-    errno, with_user_socket, KernelSocket, MsgHdr, PollTable, SavedAddr, SockAddr, SockAddrOut,
-    Socket, SockoptIn, SockoptOut,
-};
+use crate::sys::net::Net;
+use crate::sys::print::smc_dbg;
+use crate::sys::sock::{SmcSk, SockGuard, SockState};
+use crate::sys::socket::{with_user_socket, FileRedirect, Socket};
+use crate::sys::tcp::KernelSocket;
+use crate::sys::work::SockWork;
 use crate::wire::clc::DeclineReason;
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::prelude::*;
+use kernel::workqueue::{impl_has_work, new_work, Work, WorkItem};
 
 /// Where an SMC socket is in its life.
 pub(crate) enum SmcState {
     /// Created, possibly bound; no connection yet.
     Init,
     /// A non-blocking connect offering SMC: TCP and CLC handshakes run in
-    /// the socket's work item, towards the saved address.
+    /// the socket's connect work item, towards the saved address.
     Connecting(SavedAddr),
     /// Listening for connections.
     Listen(Listener),
@@ -39,8 +46,14 @@ pub(crate) enum SmcState {
     Closed,
 }
 
-/// Per-socket state that needs no lock.
-pub(crate) struct SmcShared {
+/// The work item that finishes a non-blocking connect.
+pub(crate) const CONNECT_WORK: u64 = 1;
+/// The work item of a listener that takes TCP's new connections.
+pub(crate) const LISTEN_WORK: u64 = 2;
+
+/// The state of an SMC socket, built in place in its `struct sock`.
+#[pin_data]
+pub(crate) struct SmcSock {
     /// The internal TCP socket. It lives as long as the SMC socket: it is
     /// released when the last reference to the SMC socket goes, which for a
     /// socket nothing else holds is in `close()`.
@@ -49,119 +62,150 @@ pub(crate) struct SmcShared {
     /// the TCP socket ready before they are done.
     connecting: AtomicBool,
     /// What poll, accept and TCP's SYN handling need of a listener.
+    #[pin]
     listen: ListenCounters,
+    #[pin]
+    connect_work: Work<SmcSock, CONNECT_WORK>,
+    #[pin]
+    listen_work: Work<SmcSock, LISTEN_WORK>,
 }
 
-/// Per-socket state behind the socket lock.
-pub(crate) struct SmcSock {
+/// The state of an SMC socket behind its socket lock.
+pub(crate) struct SmcLocked {
     state: SmcState,
     /// What the peer's CLC decline said, if it sent one.
     peer_diagnosis: u32,
 }
 
-/// The AF_SMC protocol family.
-pub(crate) struct SmcFamily;
+impl SockState for SmcSock {
+    type Locked = SmcLocked;
 
-impl SockState for SmcFamily {
-    type Shared = SmcShared;
-    type Locked = SmcSock;
-
-    /// The rest of a non-blocking connect: wait for TCP, run the CLC
-    /// handshake, fall back, and let waiters see the outcome. The waits run
-    /// without the socket lock, as TCP's do, so that other calls on the
-    /// socket (a second `connect()`, `close()`) are not held up.
-    fn run_work(sk: &SmcSk<Self>) {
-        if sk.shared().listen.listening.load(Ordering::Acquire) {
-            return listen::take_connections(sk);
-        }
-        let SmcState::Connecting(mut saved) = sk.lock().state else {
-            return;
-        };
-        let clc = &sk.shared().clcsock;
-        // Waits for the TCP handshake the connect() call started, however
-        // long TCP takes (`close` aborts it).
-        let result = loop {
-            match clc.connect(saved.addr(), 0) {
-                Err(e) if e == errno(b::EISCONN) => break Ok(()),
-                // `SO_SNDTIMEO` ended one wait; TCP is still at it.
-                Err(e) if e == errno(b::EALREADY) || e == errno(b::EINPROGRESS) => continue,
-                other => break other,
-            }
-        }
-        .and_then(|()| clc_connect(sk.net(), clc, saved.addr(), 0));
-        let mut st = sk.lock();
-        if matches!(st.state, SmcState::Connecting(_)) {
-            let applied = with_user_socket(&mut st, |sock, st| match result {
-                Ok((reason, peer_diagnosis)) => {
-                    st.peer_diagnosis = peer_diagnosis;
-                    switch_to_fallback(sock, st, Side::Client, reason);
-                }
-                Err(e) => {
-                    // The waits consumed the socket error, which the
-                    // application must see for itself: put it back. From
-                    // now on the file is TCP's, which reports it.
-                    clc.restore_error(e);
-                    st.state = SmcState::Init;
-                    sock.redirect_file_to(clc);
-                }
-            });
-            if applied.is_none() {
-                // Closed meanwhile (release aborted the clcsock).
-                st.state = SmcState::Closed;
-            }
-        }
-        sk.shared().connecting.store(false, Ordering::Release);
-        drop(st);
-        clc.wake_waiters();
+    fn clcsock(&self) -> &KernelSocket {
+        &self.clcsock
     }
 }
 
-type Sock<'a> = Socket<'a, SmcFamily>;
+impl_has_work! {
+    impl HasWork<Self, CONNECT_WORK> for SmcSock { self.connect_work }
+    impl HasWork<Self, LISTEN_WORK> for SmcSock { self.listen_work }
+}
+
+impl WorkItem<CONNECT_WORK> for SmcSock {
+    type Pointer = SockWork<SmcSock>;
+
+    fn run(sk: SockWork<SmcSock>) {
+        finish_connect(&sk);
+    }
+}
+
+impl WorkItem<LISTEN_WORK> for SmcSock {
+    type Pointer = SockWork<SmcSock>;
+
+    fn run(sk: SockWork<SmcSock>) {
+        listen::take_connections(&sk);
+    }
+}
+
+impl SmcSock {
+    /// The state of a new socket that owns `clcsock`.
+    fn new(clcsock: KernelSocket) -> impl PinInit<Self, Error> {
+        try_pin_init!(SmcSock {
+            clcsock,
+            connecting: AtomicBool::new(false),
+            listen <- ListenCounters::new(),
+            connect_work <- new_work!("SmcSock::connect_work"),
+            listen_work <- new_work!("SmcSock::listen_work"),
+        }? Error)
+    }
+}
+
+fn new_locked(state: SmcState, peer_diagnosis: u32) -> SmcLocked {
+    SmcLocked {
+        state,
+        peer_diagnosis,
+    }
+}
+
+/// The rest of a non-blocking connect: wait for TCP, run the CLC
+/// handshake, fall back, and let waiters see the outcome. The waits run
+/// without the socket lock, as TCP's do, so that other calls on the
+/// socket (a second `connect()`, `close()`) are not held up.
+fn finish_connect(sk: &SmcSk<SmcSock>) {
+    let SmcState::Connecting(mut saved) = sk.lock().state else {
+        return;
+    };
+    let clc = &sk.state().clcsock;
+    // Waits for the TCP handshake the connect() call started, however
+    // long TCP takes (`close` aborts it).
+    let result = loop {
+        match clc.connect(saved.addr(), 0) {
+            Err(e) if e == EISCONN => break Ok(()),
+            // `SO_SNDTIMEO` ended one wait; TCP is still at it.
+            Err(e) if e == EALREADY || e == EINPROGRESS => continue,
+            other => break other,
+        }
+    }
+    .and_then(|()| clc_connect(sk.net(), clc, saved.addr(), 0));
+    let mut st = sk.lock();
+    if matches!(st.state, SmcState::Connecting(_)) {
+        let applied = with_user_socket(&mut st, |sock, st| match result {
+            Ok((reason, peer_diagnosis)) => {
+                st.peer_diagnosis = peer_diagnosis;
+                switch_to_fallback(sock, st, Side::Client, reason);
+            }
+            Err(e) => {
+                // The waits consumed the socket error, which the
+                // application must see for itself: put it back. From
+                // now on the file is TCP's, which reports it.
+                smc_dbg!("connect: failed with {:?}, TCP reports it", e);
+                clc.restore_error(e);
+                st.state = SmcState::Init;
+                FileRedirect::install(sock, st);
+            }
+        });
+        if applied.is_none() {
+            // Closed meanwhile (release aborted the clcsock).
+            st.state = SmcState::Closed;
+        }
+    }
+    sk.state().connecting.store(false, Ordering::Release);
+    drop(st);
+    clc.wake_waiters();
+}
+
+type Sock<'a> = Socket<'a, SmcSock>;
+type Guard<'a> = SockGuard<'a, SmcSock>;
 
 /// The clcsock of `sock`.
 fn clc<'a>(sock: &Sock<'a>) -> &'a KernelSocket {
-    &sock.sk().shared().clcsock
+    &sock.sk().state().clcsock
 }
 
-impl ListenOwner for SmcFamily {
+impl ListenOwner for SmcSock {
     fn connection_ready(sk: &SmcSk<Self>) {
-        sk.schedule_work();
+        sk.queue_work::<LISTEN_WORK>();
     }
 
     fn handshakes_congested(sk: &SmcSk<Self>) -> bool {
-        sk.shared().listen.congested()
+        sk.state().listen.congested()
     }
 }
 
-impl ListenSocket for SmcFamily {
-    fn clcsock(sk: &SmcSk<Self>) -> &KernelSocket {
-        &sk.shared().clcsock
+impl ListenSocket for SmcSock {
+    fn counters(&self) -> &ListenCounters {
+        &self.listen
     }
 
-    fn counters(sk: &SmcSk<Self>) -> &ListenCounters {
-        &sk.shared().listen
-    }
-
-    fn listener(st: &mut SmcSock) -> Option<&mut Listener> {
+    fn listener(st: &mut SmcLocked) -> Option<&mut Listener> {
         match &mut st.state {
             SmcState::Listen(l) => Some(l),
             _ => None,
         }
     }
-}
 
-fn new_sock(clcsock: KernelSocket, state: SmcState, peer_diagnosis: u32) -> (SmcShared, SmcSock) {
-    (
-        SmcShared {
-            clcsock,
-            connecting: AtomicBool::new(false),
-            listen: ListenCounters::default(),
-        },
-        SmcSock {
-            state,
-            peer_diagnosis,
-        },
-    )
+    fn take_later(sk: &SmcSk<Self>) {
+        sk.queue_work::<LISTEN_WORK>();
+    }
 }
 
 /// `EPOLLIN | EPOLLRDNORM` (uapi/linux/eventpoll.h): what a TCP listener
@@ -178,13 +222,13 @@ fn clc_family(protocol: i32) -> Result<u32> {
     match protocol {
         SMCPROTO_SMC => Ok(b::AF_INET),
         SMCPROTO_SMC6 => Ok(b::AF_INET6),
-        _ => Err(errno(b::EPROTONOSUPPORT)),
+        _ => Err(EPROTONOSUPPORT.into()),
     }
 }
 
 /// Moves a connected socket to TCP fallback: record why, and hand the file to
 /// the clcsock so that user space talks to TCP directly from now on.
-fn switch_to_fallback(sock: &Sock<'_>, st: &mut SmcSock, side: Side, reason: DeclineReason) {
+fn switch_to_fallback(sock: &Sock<'_>, st: &mut Guard<'_>, side: Side, reason: DeclineReason) {
     let net = sock.sk().net();
     count(net, side, Event::Connection);
     count(net, side, Event::Fallback(reason));
@@ -192,7 +236,8 @@ fn switch_to_fallback(sock: &Sock<'_>, st: &mut SmcSock, side: Side, reason: Dec
 }
 
 /// The fallback itself (the counters are the caller's).
-fn enter_fallback(sock: &Sock<'_>, st: &mut SmcSock, side: Side, reason: DeclineReason) {
+fn enter_fallback(sock: &Sock<'_>, st: &mut Guard<'_>, side: Side, reason: DeclineReason) {
+    smc_dbg!("{:?}: fallback to TCP, reason {:#010x}", side, reason.code());
     if matches!(st.state, SmcState::Connecting(_)) {
         // The work item's wait marked the TCP socket connected; the
         // application completes a non-blocking connect itself (its next
@@ -200,10 +245,10 @@ fn enter_fallback(sock: &Sock<'_>, st: &mut SmcSock, side: Side, reason: Decline
         clc(sock).mark_connecting();
     }
     st.state = SmcState::Fallback(reason);
-    sock.set_connected();
+    sock.set_connected(st);
     // Without a file (a kernel socket) the calls keep coming through our
     // proto_ops, which forward to the clcsock in this state.
-    if sock.redirect_file_to(clc(sock)) && side == Side::Client {
+    if FileRedirect::install(sock, st) && side == Side::Client {
         // TCP signalled the connection while the file was still ours.
         clc(sock).signal_connected();
     }
@@ -219,12 +264,7 @@ static NON_CLC_PEERS: NonClcPeers = NonClcPeers::new();
 /// non-blocking one starts the TCP handshake and leaves the rest to the
 /// socket's work item; until it is done, poll reports nothing and sends and
 /// receives would block.
-fn connect_offering_smc(
-    sock: &Sock<'_>,
-    st: &mut SmcSock,
-    addr: SockAddr<'_>,
-    flags: i32,
-) -> Result {
+fn connect_offering_smc(sock: &Sock<'_>, st: &mut Guard<'_>, addr: SockAddr<'_>, flags: i32) -> Result {
     let clc = clc(sock);
     clc.set_syn_smc(true);
     match clc.connect(addr, flags) {
@@ -238,20 +278,20 @@ fn connect_offering_smc(
         Ok(()) => {}
         // Non-blocking, or blocking past `SO_SNDTIMEO`: TCP goes on in the
         // background, and so do we.
-        Err(e) if e == errno(b::EINPROGRESS) => {}
+        Err(e) if e == EINPROGRESS => {}
         Err(e) => return Err(e),
     }
     let sk = sock.sk();
     st.state = SmcState::Connecting(addr.save());
-    sk.shared().connecting.store(true, Ordering::Release);
-    if !sk.schedule_work() {
+    sk.state().connecting.store(true, Ordering::Release);
+    if !sk.queue_work::<CONNECT_WORK>() {
         // Not queued (no queue): give up on this connect like TCP would.
-        sk.shared().connecting.store(false, Ordering::Release);
+        sk.state().connecting.store(false, Ordering::Release);
         st.state = SmcState::Init;
         clc.abort();
-        return Err(errno(b::ENOMEM));
+        return Err(ENOMEM.into());
     }
-    Err(errno(b::EINPROGRESS))
+    Err(EINPROGRESS.into())
 }
 
 /// Waits for a non-blocking connect's handshakes before a send or receive,
@@ -259,7 +299,7 @@ fn connect_offering_smc(
 /// non-blocking call or after the timeout, as TCP's wait for a connection.
 fn wait_connected(sock: &Sock<'_>, flags: u32, sending: bool) -> Result {
     let sk = sock.sk();
-    if !sk.shared().connecting.load(Ordering::Acquire) {
+    if !sk.state().connecting.load(Ordering::Acquire) {
         return Ok(());
     }
     let nonblock = flags & b::MSG_DONTWAIT != 0;
@@ -276,7 +316,7 @@ fn wait_connected(sock: &Sock<'_>, flags: u32, sending: bool) -> Result {
 /// without speaking CLC a new connection without it. Returns why the
 /// connection uses TCP and what the peer's decline said.
 fn clc_connect(
-    net: Net,
+    net: &Net,
     clc: &KernelSocket,
     addr: SockAddr<'_>,
     flags: i32,
@@ -287,7 +327,8 @@ fn clc_connect(
             reason,
             peer_diagnosis,
         }) => Ok((reason, peer_diagnosis)),
-        Ok(ClientOutcome::NotClc(_)) => {
+        Ok(ClientOutcome::NotClc(e)) => {
+            smc_dbg!("client: peer echoed the SMC option without CLC ({:?}), reconnecting", e);
             count(net, Side::Client, Event::HandshakeError);
             count(net, Side::Client, Event::NonClcPeer);
             NON_CLC_PEERS.insert(net, &addr);
@@ -301,6 +342,7 @@ fn clc_connect(
         // it and stay unconnected: a restarted or repeated connect() starts
         // afresh, as it can after an interrupted TCP connect.
         Err(e) => {
+            smc_dbg!("client: CLC handshake failed with {:?}", e);
             count(net, Side::Client, Event::HandshakeError);
             let _ = clc.disconnect();
             Err(e)
@@ -311,61 +353,62 @@ fn clc_connect(
 /// Waits, for a call on a socket whose non-blocking connect is still in its
 /// work item, until the work item is done: up to `timeo` jiffies
 /// (`EAGAIN` after), interruptible like TCP's waits for a connection.
-fn wait_connect_done(sk: &SmcSk<SmcFamily>, mut timeo: core::ffi::c_long) -> Result {
-    let shared = sk.shared();
-    let done = || !shared.connecting.load(Ordering::Acquire);
+fn wait_connect_done(sk: &SmcSk<SmcSock>, mut timeo: core::ffi::c_long) -> Result {
+    let state = sk.state();
+    let done = || !state.connecting.load(Ordering::Acquire);
     let mut st = sk.lock();
     while !done() {
         if timeo == 0 {
-            return Err(errno(b::EAGAIN));
+            return Err(EAGAIN.into());
         }
-        st.wait_exclusive(&shared.clcsock, &mut timeo, done)?;
+        st.wait_exclusive(&state.clcsock, &mut timeo, done)?;
     }
     Ok(())
 }
 
-impl SocketFamily for SmcFamily {
-    fn create(net: Net, kind: i16, protocol: i32) -> Result<(SmcShared, SmcSock)> {
+/// A new socket of `kind` with a TCP clcsock of `family`.
+fn new_socket(net: &Net, kind: i16, family: u32) -> Result<(impl PinInit<SmcSock, Error>, SmcLocked)> {
+    if kind as u32 != b::sock_type_SOCK_STREAM {
+        return Err(ESOCKTNOSUPPORT.into());
+    }
+    let clcsock = KernelSocket::new_tcp(net, family)?;
+    Ok((SmcSock::new(clcsock), new_locked(SmcState::Init, 0)))
+}
+
+#[vtable]
+impl SocketFamily for SmcSock {
+    fn create(net: &Net, kind: i16, protocol: i32) -> Result<(impl PinInit<Self, Error>, SmcLocked)> {
         if kind as u32 != b::sock_type_SOCK_STREAM {
-            return Err(errno(b::ESOCKTNOSUPPORT));
+            return Err(ESOCKTNOSUPPORT.into());
         }
-        let family = clc_family(protocol)?;
-        Ok(new_sock(
-            KernelSocket::new_tcp(net, family)?,
-            SmcState::Init,
-            0,
-        ))
+        new_socket(net, kind, clc_family(protocol)?)
     }
 
-    fn create_inet(net: Net, kind: i16, family: u32) -> Result<(SmcShared, SmcSock)> {
-        if kind as u32 != b::sock_type_SOCK_STREAM {
-            return Err(errno(b::ESOCKTNOSUPPORT));
-        }
-        Ok(new_sock(
-            KernelSocket::new_tcp(net, family)?,
-            SmcState::Init,
-            0,
-        ))
+    fn create_inet(net: &Net, kind: i16, family: u32) -> Result<(impl PinInit<Self, Error>, SmcLocked)> {
+        new_socket(net, kind, family)
     }
 
     fn release(sock: &Sock<'_>) {
         let sk = sock.sk();
-        if sk.shared().connecting.load(Ordering::Acquire) {
+        if sk.state().connecting.load(Ordering::Acquire) {
             // Unblock the work item's handshake, then wait for it.
             clc(sock).abort();
         }
-        let old = core::mem::replace(&mut sk.lock().state, SmcState::Closed);
-        if let SmcState::Listen(l) = old {
-            l.stop(sk);
+        {
+            let mut st = sk.lock();
+            let old = core::mem::replace(&mut st.state, SmcState::Closed);
+            if let SmcState::Listen(l) = old {
+                l.stop(&st);
+            }
         }
-        sk.cancel_work();
-        sk.set_flag(b::sock_flags_SOCK_DEAD);
+        sk.cancel_work::<CONNECT_WORK>();
+        sk.cancel_work::<LISTEN_WORK>();
     }
 
     fn bind(sock: &Sock<'_>, addr: SockAddr<'_>) -> Result {
         let st = sock.sk().lock();
         if !matches!(st.state, SmcState::Init) {
-            return Err(errno(b::EINVAL));
+            return Err(EINVAL.into());
         }
         clc(sock).bind(addr)
     }
@@ -375,7 +418,7 @@ impl SocketFamily for SmcFamily {
         match st.state {
             SmcState::Init => {}
             SmcState::Connecting(_) if flags & b::O_NONBLOCK as i32 != 0 => {
-                return Err(errno(b::EALREADY))
+                return Err(EALREADY.into())
             }
             // A blocking connect() on a connecting socket waits for the
             // outcome up to `SO_SNDTIMEO` (then `EALREADY`), as TCP's does;
@@ -383,14 +426,14 @@ impl SocketFamily for SmcFamily {
             SmcState::Connecting(_) => {
                 drop(st);
                 let sk = sock.sk();
-                match wait_connect_done(sk, sk.sndtimeo(false)) {
-                    Err(e) if e == errno(b::EAGAIN) => return Err(errno(b::EALREADY)),
-                    Err(e) => return Err(e),
-                    Ok(()) => return clc(sock).connect(addr, flags),
-                }
+                return match wait_connect_done(sk, sk.sndtimeo(false)) {
+                    Err(e) if e == EAGAIN => Err(EALREADY.into()),
+                    Err(e) => Err(e),
+                    Ok(()) => clc(sock).connect(addr, flags),
+                };
             }
-            SmcState::Fallback(_) => return Err(errno(b::EISCONN)),
-            SmcState::Listen(_) | SmcState::Closed => return Err(errno(b::EINVAL)),
+            SmcState::Fallback(_) => return Err(EISCONN.into()),
+            SmcState::Listen(_) | SmcState::Closed => return Err(EINVAL.into()),
         }
         if !NON_CLC_PEERS.contains(sock.sk().net(), &addr) {
             return connect_offering_smc(sock, &mut st, addr, flags);
@@ -398,6 +441,7 @@ impl SocketFamily for SmcFamily {
         // A peer known to echo the option without speaking CLC gets plain
         // TCP: it cannot do SMC. A too short address or a wrong family is
         // TCP's to reject.
+        smc_dbg!("client: peer known not to speak CLC, plain TCP");
         match clc(sock).connect(addr, flags) {
             Ok(()) => {
                 switch_to_fallback(sock, &mut st, Side::Client, DeclineReason::PeerNoSmc);
@@ -405,7 +449,7 @@ impl SocketFamily for SmcFamily {
             }
             // Non-blocking: the TCP handshake goes on; from now on the file is
             // TCP's, so poll and SO_ERROR report its completion exactly.
-            Err(e) if e == errno(b::EINPROGRESS) => {
+            Err(e) if e == EINPROGRESS => {
                 switch_to_fallback(sock, &mut st, Side::Client, DeclineReason::PeerNoSmc);
                 Err(e)
             }
@@ -413,13 +457,12 @@ impl SocketFamily for SmcFamily {
         }
     }
 
-    fn accept(sock: &Sock<'_>, arg: &AcceptArg) -> Result<(SmcShared, SmcSock)> {
+    fn accept(sock: &Sock<'_>, arg: &AcceptArg) -> Result<(impl PinInit<Self, Error>, SmcLocked)> {
         let nonblock = arg.flags & b::O_NONBLOCK as i32 != 0;
         let conn = listen::accept(sock.sk(), nonblock)?;
-        Ok(new_sock(
-            conn.clcsock,
-            SmcState::Fallback(conn.reason),
-            conn.peer_diagnosis,
+        Ok((
+            SmcSock::new(conn.clcsock),
+            new_locked(SmcState::Fallback(conn.reason), conn.peer_diagnosis),
         ))
     }
 
@@ -440,16 +483,16 @@ impl SocketFamily for SmcFamily {
         // after a fallback (the connect work item wakes them when done, a
         // listener when a connection is ready to be accepted).
         let mask = clc(sock).poll(pt);
-        let shared = sock.sk().shared();
-        if shared.listen.listening.load(Ordering::Acquire) {
+        let state = sock.sk().state();
+        if state.listen.listening() {
             // TCP's queue is ours to take; what counts is ours.
-            return if shared.listen.queued.load(Ordering::Acquire) > 0 {
+            return if state.listen.queued() > 0 {
                 POLL_READABLE
             } else {
                 0
             };
         }
-        if shared.connecting.load(Ordering::Acquire) {
+        if state.connecting.load(Ordering::Acquire) {
             // Nothing to report until the work item is done: connected to
             // TCP is not connected yet, and a TCP error is only reported
             // (SO_ERROR, POLLERR) once the file is TCP's.
@@ -470,22 +513,23 @@ impl SocketFamily for SmcFamily {
                 // SYN-ACKs answer the SMC option of SYNs that carry it.
                 clc(sock).set_syn_smc(true);
                 clc(sock).listen(backlog)?;
-                st.state = SmcState::Listen(Listener::new(sk, backlog));
+                let l = Listener::new(&st, backlog);
+                st.state = SmcState::Listen(l);
                 // Connections may have arrived before the hook was in place.
-                sk.schedule_work();
+                sk.queue_work::<LISTEN_WORK>();
             }
             SmcState::Listen(l) => {
                 clc(sock).listen(backlog)?;
                 l.set_backlog(sk, backlog);
             }
-            _ => return Err(errno(b::EINVAL)),
+            _ => return Err(EINVAL.into()),
         }
         Ok(())
     }
 
     fn shutdown(sock: &Sock<'_>, how: i32) -> Result {
         let sk = sock.sk();
-        if !sk.shared().listen.listening.load(Ordering::Acquire) {
+        if !sk.state().listen.listening() {
             return clc(sock).shutdown(how);
         }
         let mut st = sk.lock();
@@ -494,7 +538,7 @@ impl SocketFamily for SmcFamily {
         // (it may listen again).
         if how != b::sock_shutdown_cmd_SHUT_WR as i32 && matches!(st.state, SmcState::Listen(_)) {
             if let SmcState::Listen(l) = core::mem::replace(&mut st.state, SmcState::Init) {
-                l.stop(sk);
+                l.stop(&st);
             }
         }
         Ok(())
@@ -505,17 +549,16 @@ impl SocketFamily for SmcFamily {
             return match name as u32 {
                 b::SMC_LIMIT_HS => {
                     let on = val.read_int()? != 0;
-                    let counters = &sock.sk().shared().listen;
-                    counters.limit_handshakes.store(on, Ordering::Relaxed);
+                    sock.sk().state().listen.set_limit_handshakes(on);
                     Ok(())
                 }
-                _ => Err(errno(b::ENOPROTOOPT)),
+                _ => Err(ENOPROTOOPT.into()),
             };
         }
         if level == b::SOL_SOCKET as i32 {
             // Socket-level options describe the SMC socket (timeouts, buffer
             // sizes, ...) and the connection the clcsock carries: set both.
-            val.apply_to_own(sock, name)?;
+            sock.setsockopt_own(name, val)?;
         }
         clc(sock).setsockopt(level, name, val)
     }
@@ -524,10 +567,9 @@ impl SocketFamily for SmcFamily {
         if level == b::SOL_SMC as i32 {
             return match name as u32 {
                 b::SMC_LIMIT_HS => {
-                    let on = sock.sk().shared().listen.limit_handshakes.load(Ordering::Relaxed);
-                    out.write_int(i32::from(on))
+                    out.write_int(i32::from(sock.sk().state().listen.limit_handshakes()))
                 }
-                _ => Err(errno(b::ENOPROTOOPT)),
+                _ => Err(ENOPROTOOPT.into()),
             };
         }
         clc(sock).getsockopt(level, name, out)

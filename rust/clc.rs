@@ -3,9 +3,11 @@
 //! The CLC handshake over the clcsock (RFC 7609, section 3.7; SMC-Rv2),
 //! and the memory of peers that echo the SMC TCP option without speaking CLC.
 
-use crate::sys::bindings as b;
-use crate::sys::sock::Net;
-use crate::sys::socket::{errno, KernelSocket, SockAddr};
+use crate::sys::args::SockAddr;
+use crate::sys::errno::{EAGAIN, EINVAL};
+use crate::sys::net::Net;
+use crate::sys::print::smc_dbg;
+use crate::sys::tcp::KernelSocket;
 use crate::wire::clc::{
     choose_variant, encode_proposal, ClcError, Decline, DeclineReason, Header, MsgType, Proposal,
     ProposalParams, ServerCaps, DECLINE_LEN_V2, EYECATCHER_SMCD, EYECATCHER_SMCR, HEADER_LEN,
@@ -43,7 +45,7 @@ pub(crate) fn client_handshake(clc: &KernelSocket) -> Result<ClientOutcome> {
         return Ok(ClientOutcome::PeerNoSmc);
     }
     let mut buf = [0u8; MAX_MESSAGE_LEN];
-    let n = encode_proposal(&ProposalParams::default(), &mut buf).map_err(|_| errno(b::EINVAL))?;
+    let n = encode_proposal(&ProposalParams::default(), &mut buf).map_err(|_| Error::from(EINVAL))?;
     clc.send_all(&buf[..n])?;
 
     let header = match recv_message(clc, &mut buf) {
@@ -54,16 +56,19 @@ pub(crate) fn client_handshake(clc: &KernelSocket) -> Result<ClientOutcome> {
     let msg = &buf[..header.length as usize];
     match header.kind {
         MsgType::Decline => match Decline::parse(msg) {
-            Ok(d) => Ok(ClientOutcome::Declined {
-                reason: DeclineReason::NoSmcDevice,
-                peer_diagnosis: d.reason.code(),
-            }),
+            Ok(d) => {
+                smc_dbg!("client: peer declined with {:#010x}", d.reason.code());
+                Ok(ClientOutcome::Declined {
+                    reason: DeclineReason::NoSmcDevice,
+                    peer_diagnosis: d.reason.code(),
+                })
+            }
             Err(e) => Ok(ClientOutcome::NotClc(e)),
         },
         MsgType::Accept => {
             // A peer that accepts an offer of nothing is confused; tell it no.
             let d = Decline::new(SMC_V2, [0; SYSTEMID_LEN], DeclineReason::NoSmcDevice);
-            let n = d.encode(&mut buf).map_err(|_| errno(b::EINVAL))?;
+            let n = d.encode(&mut buf).map_err(|_| Error::from(EINVAL))?;
             clc.send_all(&buf[..n])?;
             Ok(ClientOutcome::Declined {
                 reason: DeclineReason::NoSmcDevice,
@@ -155,11 +160,12 @@ pub(crate) fn server_handshake(clc: &KernelSocket) -> ServerOutcome {
         }
         MsgType::Accept | MsgType::Confirm => (DeclineReason::SyncError, Some(ClcError::BadType)),
     };
+    smc_dbg!("server: declining the client's CLC, reason {:#010x}", reason.code());
     let decline = Decline::new(version, [0; SYSTEMID_LEN], reason);
     let mut out = [0u8; DECLINE_LEN_V2];
     let sent = match decline.encode(&mut out).ok().and_then(|n| out.get(..n)) {
         Some(bytes) => clc.send_all(bytes),
-        None => Err(errno(b::EINVAL)),
+        None => Err(EINVAL.into()),
     };
     if sent.is_err() {
         return ServerOutcome::Abort(ClcError::Truncated);
@@ -185,7 +191,7 @@ fn recv_message(
     buf: &mut [u8; MAX_MESSAGE_LEN],
 ) -> core::result::Result<Header, RecvError> {
     let timed_out = |e: Error| {
-        if e == errno(b::EAGAIN) {
+        if e == EAGAIN {
             RecvError::Clc(ClcError::Truncated)
         } else {
             RecvError::Os(e)
@@ -231,13 +237,13 @@ impl NonClcPeers {
         }
     }
 
-    fn key(net: Net, addr: &[u8]) -> u32 {
+    fn key(net: &Net, addr: &[u8]) -> u32 {
         let fnv = |h: u32, bytes: &[u8]| {
             bytes.iter().fold(h, |h, byte| {
                 (h ^ u32::from(*byte)).wrapping_mul(0x0100_0193)
             })
         };
-        let h = fnv(0x811c_9dc5, &(net.as_raw() as usize).to_ne_bytes());
+        let h = fnv(0x811c_9dc5, &net.id().to_ne_bytes());
         fnv(h, addr) | 1 // never 0, the empty slot's key
     }
 
@@ -247,7 +253,7 @@ impl NonClcPeers {
     }
 
     /// Remembers `addr` as a peer that does not speak CLC.
-    pub(crate) fn insert(&self, net: Net, addr: &SockAddr<'_>) {
+    pub(crate) fn insert(&self, net: &Net, addr: &SockAddr<'_>) {
         let Some(ip) = addr.ip() else { return };
         let key = Self::key(net, ip);
         let until = Self::now_secs().wrapping_add(Self::HOLD_SECS);
@@ -256,7 +262,7 @@ impl NonClcPeers {
     }
 
     /// Whether `addr` is a remembered peer that does not speak CLC.
-    pub(crate) fn contains(&self, net: Net, addr: &SockAddr<'_>) -> bool {
+    pub(crate) fn contains(&self, net: &Net, addr: &SockAddr<'_>) -> bool {
         let Some(ip) = addr.ip() else { return false };
         let key = Self::key(net, ip);
         let slot = self.slots[key as usize % Self::SLOTS].load(Ordering::Relaxed);

@@ -12,13 +12,17 @@
 
 use crate::clc::{server_handshake, ServerOutcome};
 use crate::stats::{count, Event, Side};
-use crate::sys::bindings as b;
+use crate::sys::errno::{EAGAIN, EINVAL};
 use crate::sys::listen::ListenHook;
-use crate::sys::sock::{spawn_handshake, SmcSk, SockRef};
-use crate::sys::socket::{errno, AbortHandle, KernelSocket};
+use crate::sys::print::smc_dbg;
+use crate::sys::sock::{SmcSk, SockGuard};
+use crate::sys::sync::{new_spinlock_bh, SpinLockBh};
+use crate::sys::tcp::{KernelSocket, TcpSock};
+use crate::sys::work::spawn_handshake;
 use crate::wire::clc::DeclineReason;
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::prelude::*;
+use kernel::types::ARef;
 
 /// A connection whose handshake is done, waiting for `accept()`.
 pub(crate) struct Accepted {
@@ -93,36 +97,85 @@ impl AcceptQueue {
     }
 }
 
-/// The counters of a listener that poll, `accept()` and TCP's SYN
-/// handling read without the socket lock.
+/// How many connections a listener holds, and how many it may hold.
 #[derive(Default)]
+struct ListenCounts {
+    /// Connections in the accept queue.
+    queued: usize,
+    /// Connections in their handshake.
+    handshaking: usize,
+    /// The backlog of `listen(2)`.
+    backlog: u32,
+}
+
+/// The state of a listener that poll, `accept()` and TCP's SYN handling
+/// (softirq) read without the socket lock. The counts change under the
+/// socket lock and are read together under their own bh-safe spin lock.
+#[pin_data]
 pub(crate) struct ListenCounters {
     /// The socket listens.
-    pub(crate) listening: AtomicBool,
-    /// Connections in the accept queue.
-    pub(crate) queued: AtomicUsize,
-    /// Connections in their handshake.
-    pub(crate) handshaking: AtomicUsize,
-    /// The backlog of `listen(2)`.
-    pub(crate) backlog: AtomicU32,
+    listening: AtomicBool,
     /// `SMC_LIMIT_HS`: when handshakes pile up, answer new SYNs without
     /// the SMC option (those connections are plain TCP from the start).
-    pub(crate) limit_handshakes: AtomicBool,
+    limit_handshakes: AtomicBool,
+    #[pin]
+    counts: SpinLockBh<ListenCounts>,
 }
 
 impl ListenCounters {
+    /// A socket that does not listen.
+    pub(crate) fn new() -> impl PinInit<Self> {
+        pin_init!(ListenCounters {
+            listening: AtomicBool::new(false),
+            limit_handshakes: AtomicBool::new(false),
+            counts <- new_spinlock_bh!(ListenCounts::default(), "ListenCounters::counts"),
+        })
+    }
+
+    /// Whether the socket listens.
+    pub(crate) fn listening(&self) -> bool {
+        self.listening.load(Ordering::Acquire)
+    }
+
+    /// Connections waiting for `accept()`.
+    pub(crate) fn queued(&self) -> usize {
+        self.counts.lock().queued
+    }
+
+    /// Whether `SMC_LIMIT_HS` is on.
+    pub(crate) fn limit_handshakes(&self) -> bool {
+        self.limit_handshakes.load(Ordering::Relaxed)
+    }
+
+    /// Sets `SMC_LIMIT_HS`.
+    pub(crate) fn set_limit_handshakes(&self, on: bool) {
+        self.limit_handshakes.store(on, Ordering::Relaxed);
+    }
+
     /// A connection is waiting, or the socket stopped listening: either
     /// ends a wait in `accept()`.
-    pub(crate) fn accept_ready(&self) -> bool {
-        self.queued.load(Ordering::Acquire) > 0 || !self.listening.load(Ordering::Acquire)
+    fn accept_ready(&self) -> bool {
+        self.queued() > 0 || !self.listening()
     }
 
     /// With `SMC_LIMIT_HS`, handshakes are congested once half the backlog
-    /// is in a handshake.
+    /// is in a handshake. Called from softirq.
     pub(crate) fn congested(&self) -> bool {
-        self.limit_handshakes.load(Ordering::Relaxed)
-            && self.handshaking.load(Ordering::Relaxed)
-                >= (self.backlog.load(Ordering::Relaxed) as usize / 2).max(1)
+        if !self.limit_handshakes() {
+            return false;
+        }
+        let c = self.counts.lock();
+        c.handshaking >= (c.backlog as usize / 2).max(1)
+    }
+
+    /// Connections held (queued or in their handshake), and the backlog.
+    fn taken(&self) -> (usize, usize) {
+        let c = self.counts.lock();
+        (c.queued + c.handshaking, c.backlog as usize)
+    }
+
+    fn update(&self, f: impl FnOnce(&mut ListenCounts)) {
+        f(&mut self.counts.lock());
     }
 }
 
@@ -133,35 +186,38 @@ pub(crate) struct Listener {
     queue: AcceptQueue,
     /// The connections in their handshake, to abort them when the listener
     /// closes. A finished one leaves its slot empty for the next.
-    handshakes: KVec<Option<AbortHandle>>,
+    handshakes: KVec<Option<ARef<TcpSock>>>,
     /// Taking connections stopped at the backlog; `accept()` resumes it.
     throttled: bool,
 }
 
 /// The protocol side a listener needs from the socket type it lives in.
 pub(crate) trait ListenSocket: crate::sys::listen::ListenOwner + Sized {
-    /// The clcsock of `sk`.
-    fn clcsock(sk: &SmcSk<Self>) -> &KernelSocket;
-    /// The lock-free counters of `sk`.
-    fn counters(sk: &SmcSk<Self>) -> &ListenCounters;
-    /// The listener state of `sk`, if it is listening.
+    /// The listener's counters in the socket's state.
+    fn counters(&self) -> &ListenCounters;
+    /// The listener state of a locked socket, if it is listening.
     fn listener(st: &mut Self::Locked) -> Option<&mut Listener>;
+    /// Queues the listener's work item, which calls [`take_connections`].
+    fn take_later(sk: &SmcSk<Self>);
 }
 
 impl Listener {
     /// Starts listening on `sk`'s TCP listener (already in `listen(2)`).
     /// Connections TCP queued before the hook was in place are taken by the
     /// work item, which the caller schedules once the listener is in place.
-    pub(crate) fn new<S: ListenSocket>(sk: &SmcSk<S>, backlog: i32) -> Self {
-        let counters = S::counters(sk);
-        let backlog = backlog.max(0) as u32;
-        counters.backlog.store(backlog, Ordering::Relaxed);
-        counters.queued.store(0, Ordering::Release);
-        counters.handshaking.store(0, Ordering::Relaxed);
+    pub(crate) fn new<S: ListenSocket>(st: &SockGuard<'_, S>, backlog: i32) -> Self {
+        let sk = st.sk();
+        let counters = sk.state().counters();
+        counters.update(|c| {
+            *c = ListenCounts {
+                backlog: backlog.max(0) as u32,
+                ..ListenCounts::default()
+            }
+        });
         counters.listening.store(true, Ordering::Release);
-        sk.set_listening(true);
+        st.set_listening(true);
         Listener {
-            hook: ListenHook::new(S::clcsock(sk), sk),
+            hook: ListenHook::new(sk.state().clcsock(), sk),
             queue: AcceptQueue::new(),
             handshakes: KVec::new(),
             throttled: false,
@@ -171,21 +227,21 @@ impl Listener {
     /// A new `listen(2)` backlog on a listening socket.
     pub(crate) fn set_backlog<S: ListenSocket>(&mut self, sk: &SmcSk<S>, backlog: i32) {
         let backlog = backlog.max(0) as u32;
-        S::counters(sk).backlog.store(backlog, Ordering::Relaxed);
+        sk.state().counters().update(|c| c.backlog = backlog);
         if self.throttled {
             self.throttled = false;
-            sk.schedule_work();
+            S::take_later(sk);
         }
     }
 
     /// Takes the next finished connection, if any.
     pub(crate) fn pop<S: ListenSocket>(&mut self, sk: &SmcSk<S>) -> Option<Accepted> {
         let conn = self.queue.pop()?;
-        S::counters(sk).queued.fetch_sub(1, Ordering::AcqRel);
+        sk.state().counters().update(|c| c.queued = c.queued.saturating_sub(1));
         if self.throttled {
             // Room again: take what waits in TCP's queue.
             self.throttled = false;
-            sk.schedule_work();
+            S::take_later(sk);
         }
         Some(conn)
     }
@@ -193,7 +249,7 @@ impl Listener {
     /// Stops listening: no more callbacks from TCP, handshakes in flight
     /// are aborted, finished but unaccepted connections are reset (as TCP
     /// does with its accept queue), waiters in `accept()` wake up.
-    pub(crate) fn stop<S: ListenSocket>(self, sk: &SmcSk<S>) {
+    pub(crate) fn stop<S: ListenSocket>(self, st: &SockGuard<'_, S>) {
         let Listener {
             hook,
             mut queue,
@@ -202,19 +258,22 @@ impl Listener {
         } = self;
         // First, TCP stops telling us about connections.
         drop(hook);
-        let counters = S::counters(sk);
+        let sk = st.sk();
+        let counters = sk.state().counters();
         counters.listening.store(false, Ordering::Release);
-        sk.set_listening(false);
+        st.set_listening(false);
         for h in handshakes.iter().flatten() {
             h.abort();
         }
         while let Some(conn) = queue.pop() {
             conn.clcsock.abort();
         }
-        counters.queued.store(0, Ordering::Release);
-        counters.handshaking.store(0, Ordering::Relaxed);
+        counters.update(|c| {
+            c.queued = 0;
+            c.handshaking = 0;
+        });
         // Everyone waiting in accept() or poll looks again.
-        S::clcsock(sk).wake_waiters();
+        sk.state().clcsock().wake_waiters();
     }
 }
 
@@ -224,12 +283,12 @@ impl Listener {
 pub(crate) fn take_connections<S: ListenSocket>(sk: &SmcSk<S>) {
     let mut st = sk.lock();
     let net = sk.net();
-    let counters = S::counters(sk);
-    let clcsock = S::clcsock(sk);
+    let counters = sk.state().counters();
+    let clcsock = sk.state().clcsock();
     while let Some(l) = S::listener(&mut st) {
         // The counters change only under the socket lock, which we hold.
-        let taken = l.queue.len + counters.handshaking.load(Ordering::Relaxed);
-        if taken > counters.backlog.load(Ordering::Relaxed) as usize {
+        let (taken, backlog) = counters.taken();
+        if taken > backlog {
             l.throttled = true;
             break;
         }
@@ -246,11 +305,12 @@ pub(crate) fn take_connections<S: ListenSocket>(sk: &SmcSk<S>) {
             };
             count(net, Side::Server, Event::Connection);
             count(net, Side::Server, Event::Fallback(conn.reason));
+            smc_dbg!("server: client without the SMC option, plain TCP");
             if let Err(conn) = l.queue.push(conn) {
                 conn.clcsock.abort();
                 continue;
             }
-            counters.queued.fetch_add(1, Ordering::AcqRel);
+            counters.update(|c| c.queued += 1);
             l.hook.wake_one();
             sk.signal_readable();
             continue;
@@ -261,7 +321,7 @@ pub(crate) fn take_connections<S: ListenSocket>(sk: &SmcSk<S>) {
             continue;
         }
         let handle = child.abort_handle();
-        let listener = sk.get_ref();
+        let listener = ARef::from(sk);
         if spawn_handshake(move || finish_handshake(listener, child)).is_err() {
             // The closure (with the child) was dropped: the client sees a
             // reset, as when TCP cannot allocate a child.
@@ -275,13 +335,13 @@ pub(crate) fn take_connections<S: ListenSocket>(sk: &SmcSk<S>) {
                 let _ = l.handshakes.push(Some(handle), GFP_KERNEL);
             }
         }
-        counters.handshaking.fetch_add(1, Ordering::Relaxed);
+        counters.update(|c| c.handshaking += 1);
     }
 }
 
 /// A handshake job: runs the server side of CLC on `child`, then hands the
 /// connection to `listener`'s accept queue, or drops it.
-fn finish_handshake<S: ListenSocket>(listener: SockRef<S>, child: KernelSocket) {
+fn finish_handshake<S: ListenSocket>(listener: ARef<SmcSk<S>>, child: KernelSocket) {
     let outcome = server_handshake(&child);
     let sk = &*listener;
     let net = sk.net();
@@ -294,14 +354,15 @@ fn finish_handshake<S: ListenSocket>(listener: SockRef<S>, child: KernelSocket) 
     let Some(slot) = l
         .handshakes
         .iter_mut()
-        .find(|h| h.as_ref().is_some_and(|h| h.is_for(&child)))
+        .find(|h| h.as_ref().is_some_and(|h| core::ptr::eq(&**h, child.sk())))
     else {
         // Started by an earlier listen() of this socket, which was stopped.
         child.abort();
         return;
     };
     drop(slot.take());
-    S::counters(sk).handshaking.fetch_sub(1, Ordering::Relaxed);
+    let counters = sk.state().counters();
+    counters.update(|c| c.handshaking = c.handshaking.saturating_sub(1));
     let (reason, peer_diagnosis) = match outcome {
         ServerOutcome::Fallback {
             reason,
@@ -310,14 +371,17 @@ fn finish_handshake<S: ListenSocket>(listener: SockRef<S>, child: KernelSocket) 
             error,
         } => {
             if not_clc {
+                smc_dbg!("server: client with the SMC option does not speak CLC, plain TCP");
                 count(net, Side::Server, Event::NonClcPeer);
             }
-            if error.is_some() {
+            if let Some(e) = error {
+                smc_dbg!("server: malformed CLC from the client ({:?}), declined", e);
                 count(net, Side::Server, Event::HandshakeError);
             }
             (reason, peer_diagnosis)
         }
-        ServerOutcome::Abort(_) => {
+        ServerOutcome::Abort(e) => {
+            smc_dbg!("server: CLC handshake aborted ({:?}), connection dropped", e);
             count(net, Side::Server, Event::HandshakeError);
             child.abort();
             return;
@@ -334,7 +398,7 @@ fn finish_handshake<S: ListenSocket>(listener: SockRef<S>, child: KernelSocket) 
         conn.clcsock.abort();
         return;
     }
-    S::counters(sk).queued.fetch_add(1, Ordering::AcqRel);
+    counters.update(|c| c.queued += 1);
     // One waiter in accept() and every poller; SIGIO for O_ASYNC.
     l.hook.wake_one();
     sk.signal_readable();
@@ -344,18 +408,18 @@ fn finish_handshake<S: ListenSocket>(listener: SockRef<S>, child: KernelSocket) 
 /// for one unless `nonblock`, up to `SO_RCVTIMEO`, interruptible.
 pub(crate) fn accept<S: ListenSocket>(sk: &SmcSk<S>, nonblock: bool) -> Result<Accepted> {
     let mut timeo = sk.rcvtimeo(nonblock);
-    let counters = S::counters(sk);
+    let counters = sk.state().counters();
     let mut st = sk.lock();
     loop {
         let Some(l) = S::listener(&mut st) else {
-            return Err(errno(b::EINVAL));
+            return Err(EINVAL.into());
         };
         if let Some(conn) = l.pop(sk) {
             return Ok(conn);
         }
         if timeo == 0 {
-            return Err(errno(b::EAGAIN));
+            return Err(EAGAIN.into());
         }
-        st.wait_exclusive(S::clcsock(sk), &mut timeo, || counters.accept_ready())?;
+        st.wait_exclusive(sk.state().clcsock(), &mut timeo, || counters.accept_ready())?;
     }
 }

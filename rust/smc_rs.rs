@@ -7,6 +7,8 @@
 //! SOCK_STREAM, 0)` then gives a socket with TCP semantics that negotiates
 //! SMC-R where it can and falls back to TCP where it cannot.
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 use kernel::c_str;
 use kernel::prelude::*;
 
@@ -19,10 +21,10 @@ mod sys;
 mod wire;
 
 use sys::bindings;
-use sys::family::Registration;
 use sys::pernet::PernetRegistration;
-use sys::sock::HandshakeQueue;
-use sys::socket::TcpSmcOption;
+use sys::registration::Registration;
+use sys::tcp::TcpSmcOption;
+use sys::work::HandshakeQueue;
 
 module! {
     type: SmcRs,
@@ -36,7 +38,7 @@ module! {
 /// Torn down in field order: no new sockets first, then the handshake queue
 /// is drained, then the counters go.
 struct SmcRs {
-    _family: Registration<af_smc::SmcFamily>,
+    _family: Registration<af_smc::SmcSock>,
     _handshakes: HandshakeQueue,
     _stats: PernetRegistration<stats::NetStats>,
     _tcp_option: TcpSmcOption,

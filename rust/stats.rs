@@ -5,7 +5,7 @@
 //! `smcr stats` shows; exported by the diagnostics interfaces).
 
 use crate::sys::pernet::PernetData;
-use crate::sys::sock::Net;
+use crate::sys::net::Net;
 use crate::wire::clc::DeclineReason;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -61,7 +61,7 @@ pub(crate) enum Event {
 }
 
 /// Counts `event` on `side` in `net`.
-pub(crate) fn count(net: Net, side: Side, event: Event) {
+pub(crate) fn count(net: &Net, side: Side, event: Event) {
     crate::sys::pernet::with::<NetStats, _>(net, |s| {
         let side = match side {
             Side::Client => &s.client,

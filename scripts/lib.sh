@@ -8,6 +8,7 @@ KERNEL_SERIES=6.12
 RUSTC_VERSION=1.96
 BINDGEN_VERSION=0.73.2
 VNG_VERSION=1.42
+CARGO_FUZZ_VERSION=0.13.2
 
 log() { printf '[smc_rs %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 die() { log "error: $*"; exit 1; }

@@ -72,12 +72,29 @@ while read -r _ name _ status; do
 	esac
 done < <(grep -E '^test .* \.\.\. (ok|FAILED|ignored)' "$out/cargo-test.log")
 
+# 1b. A short coverage-guided fuzzing pass over every wire parser (the long
+# runs are recorded in wire/fuzz/RESULTS.md).
+"$here/fuzz.sh" short >"$out/fuzz.log" 2>&1
+fuzz_rc=$?
+while IFS= read -r line; do
+	case "$line" in
+	*": ok, "*) record "ok - fuzz: ${line%%: *} (${line#*: ok, })" ;;
+	*": CRASH"*) record "not ok - fuzz: ${line%%: *} crashed"; sed 's/^/# /' "$out/fuzz.log" | tail -n 20 ;;
+	esac
+done <"$out/fuzz.log"
+if [ "$fuzz_rc" -ne 0 ] && ! grep -q ': CRASH' "$out/fuzz.log"; then
+	record "not ok - fuzz: targets build and run"
+	tail -n 20 "$out/fuzz.log" | sed 's/^/# /'
+fi
+
 # 2. Kernel (cached), module and test programs.
 kdir=$("$here/build-kernel.sh" 2>"$out/kernel-build.log") || {
 	record "not ok - kernel builds"
 	tail -n 30 "$out/kernel-build.log" | sed 's/^/# /'
 	finish
 }
+check "clippy: smc_rs lints clean (CLIPPY=1, undocumented unsafe denied)" \
+	make -C "$top" --no-print-directory clippy KDIR="$kdir"
 check "smc_rs.ko builds against $(basename "$kdir")" make -C "$top" --no-print-directory modules KDIR="$kdir" || finish
 check "selftest programs build" make -C "$top/selftests" --no-print-directory || finish
 

@@ -10,12 +10,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 apt_pkgs=(
 	linux-source-6.12
-	rustc-web rust-web-src libclang-dev clang llvm lld
+	rustc-web rust-web-src rust-web-clippy libclang-dev clang llvm lld
 	flex bison bc libelf-dev libssl-dev cpio kmod xz-utils dwarves
 	qemu-system-x86 busybox-static
 	iproute2 rdma-core ibverbs-utils perftest
 	libbpf-dev bpftool
-	python3-venv
+	python3-venv g++
 )
 
 missing=()
@@ -36,6 +36,12 @@ if ! "$SMC_TOOLS/bin/bindgen" --version 2>/dev/null | grep -q "bindgen $BINDGEN_
 	cargo install --quiet --locked --root "$SMC_TOOLS" bindgen-cli --version "$BINDGEN_VERSION"
 fi
 
+# cargo-fuzz from crates.io, pinned (scripts/fuzz.sh; libFuzzer needs g++).
+if ! cargo fuzz --version 2>/dev/null | grep -q "cargo-fuzz $CARGO_FUZZ_VERSION"; then
+	log "building cargo-fuzz $CARGO_FUZZ_VERSION"
+	cargo install --quiet --locked cargo-fuzz --version "$CARGO_FUZZ_VERSION"
+fi
+
 # virtme-ng from PyPI, pinned, in a venv.
 if ! "$SMC_TOOLS/venv/bin/vng" --version 2>/dev/null | grep -q "$VNG_VERSION"; then
 	log "installing virtme-ng $VNG_VERSION"
@@ -48,6 +54,7 @@ fi
 mkdir -p "$SMC_TOOLS/kbin"
 ln -sf /usr/bin/rustc "$SMC_TOOLS/kbin/rustc"
 ln -sf /usr/bin/rustdoc "$SMC_TOOLS/kbin/rustdoc"
+ln -sf /usr/bin/clippy-driver "$SMC_TOOLS/kbin/clippy-driver"
 ln -sf "$SMC_TOOLS/bin/bindgen" "$SMC_TOOLS/kbin/bindgen"
 
 # virtme-ng links the kernel tree's modules under /lib/modules in the guest,

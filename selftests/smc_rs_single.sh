@@ -109,6 +109,26 @@ t_fuzz_listener() {
 	return $rc
 }
 
+t_dynamic_debug() {
+	# The protocol decisions are pr_debug messages the operator switches
+	# on through dynamic debug: off by default, then an AF_SMC client of a
+	# plain TCP server must log its fallback with upstream's reason code.
+	local ctl=/sys/kernel/debug/dynamic_debug/control rc=0
+	since() { dmesg | sed -n "/smc_rs-test: $1/,\$p"; }
+	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug || return 1
+	grep -q '\[smc_rs\]smc_rs_pr_debug =_' "$ctl" || return 1
+	echo "smc_rs-test: debug off" >/dev/kmsg
+	echo_pair inet smc 127.0.0.1 127.0.0.1 7017 1024 || return 1
+	since "debug off" | grep -q 'smc_rs: ' && return 1
+	echo 'module smc_rs +p' >"$ctl" || return 1
+	echo "smc_rs-test: debug on" >/dev/kmsg
+	echo_pair inet smc 127.0.0.1 127.0.0.1 7018 1024 || rc=1
+	echo 'module smc_rs -p' >"$ctl"
+	since "debug on" | grep 'smc_rs: '
+	since "debug on" | grep -q 'smc_rs: Client: fallback to TCP, reason 0x03010000' || rc=1
+	return $rc
+}
+
 t_reload() {
 	for _ in 1 2 3; do
 		rmmod smc_rs && insmod "$ko" || return 1
@@ -140,6 +160,7 @@ run_test "same socket semantics as TCP: AF_SMC vs AF_INET" t_semantics inet smc
 run_test "same socket semantics as TCP: AF_SMC6 vs AF_INET6" t_semantics inet6 smc6
 run_test "same socket semantics as TCP: AF_INET/IPPROTO_SMC vs AF_INET" t_semantics inet ipproto-smc
 run_test "same socket semantics as TCP: AF_INET6/IPPROTO_SMC vs AF_INET6" t_semantics inet6 ipproto-smc6
+run_test "pr_debug at protocol decisions, switched on by dynamic debug" t_dynamic_debug
 run_test "smc_rs listener <- 1000 random CLC headers and messages: survives, still serves" t_fuzz_listener
 run_test "listeners closed under load of handshakes, then rmmod" t_listener_close_under_load
 run_test "rmmod refused while an AF_SMC socket is open, fine after" t_rmmod_busy

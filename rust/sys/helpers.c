@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 /*
  * One-line wrappers around static inline functions and macros of the kernel
  * that bindgen cannot turn into callable symbols. No logic lives here.
@@ -61,10 +62,33 @@ void smc_rs_sock_lock_init_class(struct sock *sk)
 
 void smc_rs_set_file_private(struct file *file, void *data)
 {
-	WRITE_ONCE(file->private_data, data);
+	smp_store_release(&file->private_data, data);
 }
 
+struct net *smc_rs_get_net(struct net *net)
+{
+	return get_net(net);
+}
 
+void smc_rs_put_net(struct net *net)
+{
+	put_net(net);
+}
+
+void smc_rs_pr_debug(const void *rust_fmt_args)
+{
+	pr_debug("%pA\n", rust_fmt_args);
+}
+
+void smc_rs_spin_lock_bh(spinlock_t *lock)
+{
+	spin_lock_bh(lock);
+}
+
+void smc_rs_spin_unlock_bh(spinlock_t *lock)
+{
+	spin_unlock_bh(lock);
+}
 
 int smc_rs_copy_from_sockptr(void *dst, sockptr_t src, size_t size)
 {
@@ -99,16 +123,6 @@ void smc_rs_tcp_have_smc_dec(void)
 void *smc_rs_net_generic(const struct net *net, unsigned int id)
 {
 	return net_generic(net, id);
-}
-
-void smc_rs_init_work(struct work_struct *work, work_func_t func)
-{
-	INIT_WORK(work, func);
-}
-
-bool smc_rs_queue_work(struct workqueue_struct *wq, struct work_struct *work)
-{
-	return queue_work(wq, work);
 }
 
 void smc_rs_callback_write_lock(struct sock *sk)

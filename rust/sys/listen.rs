@@ -5,10 +5,12 @@
 //! new SYNs may still be offered SMC (`smc_hs_congested`).
 
 use super::bindings;
+use super::errno::EINVAL;
 use super::sock::{SmcSk, SockState};
-use super::socket::{errno, KernelSocket};
-use core::ptr::{null_mut, NonNull};
+use super::tcp::{KernelSocket, TcpSock};
+use core::ptr::null_mut;
 use kernel::error::Result;
+use kernel::types::ARef;
 
 /// A protocol whose sockets listen through a TCP listener.
 pub(crate) trait ListenOwner: SockState {
@@ -30,16 +32,16 @@ type DataReady = unsafe extern "C" fn(*mut bindings::sock);
 ///
 /// # Invariants
 ///
-/// `tcp` is a TCP `struct sock` on which the hook holds a reference, whose
-/// `sk_user_data` points at the owning `SmcSk` and whose `sk_data_ready` was
-/// `data_ready` before the hook replaced it; the owner outlives the hook.
+/// `tcp`'s `sk_user_data` points at the owning `SmcSk` and its
+/// `sk_data_ready` was `data_ready` before the hook replaced it; the owner
+/// outlives the hook.
 pub(crate) struct ListenHook {
-    tcp: NonNull<bindings::sock>,
+    tcp: ARef<TcpSock>,
     data_ready: Option<DataReady>,
 }
 
 // SAFETY: the hook's state is only changed under the TCP socket's callback
-// lock, and the reference it holds may be dropped from any thread.
+// lock; `data_ready` is a function pointer fixed at creation.
 unsafe impl Send for ListenHook {}
 // SAFETY: shared access only reads fields fixed at creation.
 unsafe impl Sync for ListenHook {}
@@ -51,12 +53,11 @@ impl ListenHook {
     /// The owner must drop the hook before its own last reference goes
     /// (in `release`), so callbacks never see a dying owner.
     pub(crate) fn new<S: ListenOwner>(tcp: &KernelSocket, owner: &SmcSk<S>) -> Self {
-        let sk = tcp.tcp_sk();
+        let sk = tcp.sk().as_raw();
         // `sk` is the live `struct sock` of `tcp`; its callbacks change
         // under its callback lock, as every other user of them does.
         // SAFETY: so these writes race with no reader or writer.
         let data_ready = unsafe {
-            bindings::smc_rs_sock_hold(sk);
             bindings::smc_rs_callback_write_lock(sk);
             let old = (*sk).sk_data_ready;
             // Children cloned from the listener do not inherit the pointer
@@ -67,10 +68,9 @@ impl ListenHook {
             bindings::smc_rs_callback_write_unlock(sk);
             old
         };
-        // INVARIANT: reference held and callbacks installed above.
+        // INVARIANT: callbacks installed above.
         ListenHook {
-            // SAFETY: the `sk` of a live socket is never NULL.
-            tcp: unsafe { NonNull::new_unchecked(sk) },
+            tcp: ARef::from(tcp.sk()),
             data_ready,
         }
     }
@@ -79,11 +79,11 @@ impl ListenHook {
     /// (`EAGAIN` when there is none), with TCP's own data callback restored
     /// on it.
     pub(crate) fn accept(&self, tcp: &KernelSocket) -> Result<KernelSocket> {
-        if tcp.tcp_sk() != self.tcp.as_ptr() {
-            return Err(errno(bindings::EINVAL));
+        if !core::ptr::eq(tcp.sk(), &*self.tcp) {
+            return Err(EINVAL.into());
         }
         let child = tcp.accept(bindings::O_NONBLOCK as i32)?;
-        let sk = child.tcp_sk();
+        let sk = child.sk().as_raw();
         // Until now the child called our trampoline, which does nothing for
         // it (its `sk_user_data` is NULL): nobody waited on it yet.
         // SAFETY: the live child's callbacks change under its callback lock.
@@ -101,24 +101,23 @@ impl ListenHook {
     pub(crate) fn wake_one(&self) {
         if let Some(f) = self.data_ready {
             // SAFETY: TCP's callback on the live listener (reference held).
-            unsafe { f(self.tcp.as_ptr()) };
+            unsafe { f(self.tcp.as_raw()) };
         }
     }
 }
 
 impl Drop for ListenHook {
     fn drop(&mut self) {
-        let sk = self.tcp.as_ptr();
+        let sk = self.tcp.as_raw();
         // Trampolines run under the read side of the callback lock: after
         // the write side, none is running or will see the owner.
-        // SAFETY: live `sk` (reference held); drops that reference last.
+        // SAFETY: live `sk` (reference held until the `ARef` goes).
         unsafe {
             bindings::smc_rs_callback_write_lock(sk);
             bindings::smc_rs_set_user_data_nocopy(sk, null_mut());
             (*sk).sk_data_ready = self.data_ready;
             bindings::smc_rs_tcp_set_hs_congested(sk, None);
             bindings::smc_rs_callback_write_unlock(sk);
-            bindings::smc_rs_sock_put(sk);
         }
     }
 }

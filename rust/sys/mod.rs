@@ -4,11 +4,34 @@
 //!
 //! Everything above this module is safe Rust: the wrappers here own the raw
 //! pointers, state the invariants they rely on and prove each `unsafe` block
-//! against them.
+//! against them. The modules are floors; each uses only those below it:
+//!
+//! ```text
+//!   registration   family registration (RAII, unwinds by drop order)
+//!   family         proto_ops from a #[vtable] trait, socket creation
+//!   socket args    the user socket and its file redirection; call arguments
+//!   sock work listen   the SMC sock and its state, typed work, TCP listener hooks
+//!   tcp            the clcsock, TCP's struct sock (ARef), the SMC option
+//!   net pernet sync errno print   namespaces, per-netns data, locks, errnos, debug
+//!   bindings       generated
+//! ```
 
 pub(crate) mod bindings;
-pub(crate) mod family;
-pub(crate) mod listen;
+
+pub(crate) mod errno;
+pub(crate) mod net;
 pub(crate) mod pernet;
+pub(crate) mod print;
+pub(crate) mod sync;
+
+pub(crate) mod tcp;
+
+pub(crate) mod listen;
 pub(crate) mod sock;
+pub(crate) mod work;
+
+pub(crate) mod args;
 pub(crate) mod socket;
+
+pub(crate) mod family;
+pub(crate) mod registration;

@@ -5,7 +5,8 @@
 //! goes.
 
 use super::bindings;
-use super::sock::Net;
+use super::errno::EBUSY;
+use super::net::Net;
 use core::ffi::{c_int, c_uint};
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicU32, Ordering};
@@ -38,7 +39,7 @@ impl<T: PernetData> PernetRegistration<T> {
     /// Registers `T`: every existing and future namespace gets one.
     pub(crate) fn new() -> Result<Self> {
         if T::id().load(Ordering::Acquire) != 0 {
-            return Err(Error::from_errno(-(bindings::EBUSY as c_int)));
+            return Err(EBUSY.into());
         }
         let tables = KBox::pin(Tables(Opaque::uninit()), GFP_KERNEL)?;
         // All-zero is a `pernet_operations` without callbacks. The kernel
@@ -75,7 +76,7 @@ impl<T: PernetData> Drop for PernetRegistration<T> {
 }
 
 /// Calls `f` with `net`'s `T`; `None` while `T` is not registered.
-pub(crate) fn with<T: PernetData, R>(net: Net, f: impl FnOnce(&T) -> R) -> Option<R> {
+pub(crate) fn with<T: PernetData, R>(net: &Net, f: impl FnOnce(&T) -> R) -> Option<R> {
     let id = T::id().load(Ordering::Acquire);
     if id == 0 {
         return None;

@@ -1,30 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The AF_SMC `struct sock` and the protocol state that lives behind it.
+//! The AF_SMC `struct sock` and the protocol state built in place behind it.
 
 use super::bindings;
-use super::socket::{errno, KernelSocket};
+use super::errno::EAGAIN;
+use super::net::Net;
+use super::tcp::KernelSocket;
 use core::cell::UnsafeCell;
-use core::ffi::c_long;
+use core::ffi::{c_int, c_long};
+use core::marker::PhantomData;
 use core::ops::{Deref, DerefMut};
-use core::ptr::{addr_of_mut, null_mut, NonNull};
-use core::sync::atomic::{AtomicPtr, Ordering};
-use kernel::alloc::flags::GFP_KERNEL;
+use core::ptr::{addr_of_mut, NonNull};
 use kernel::error::{Error, Result};
-use kernel::types::Opaque;
-use kernel::workqueue::Queue;
+use kernel::init::{Init, PinInit};
+use kernel::types::{AlwaysRefCounted, Opaque};
 
-/// The two halves of a protocol's per-socket state, and the socket's
-/// deferred work.
-pub(crate) trait SockState: Sized + 'static {
-    /// Fixed at creation or synchronised on its own; readable at any time.
-    type Shared: Send + Sync;
-    /// Only reachable under the socket lock.
+/// The protocol state of an SMC socket.
+///
+/// The value itself (`Self`) is built in place with `pin_init` when the
+/// socket is made and never moves: it may hold locks, wait queues and work
+/// items. It is shared: reachable from any context that holds the socket.
+/// [`SockState::Locked`] is the part only reachable under the socket lock.
+pub(crate) trait SockState: Sized + Send + Sync + 'static {
+    /// Only reachable under the socket lock (`lock_sock`), through a
+    /// [`SockGuard`].
     type Locked: Send;
 
-    /// Runs the socket's work item (see [`SmcSk::schedule_work`]), on the
-    /// handshake workqueue, in process context, with a reference held.
-    fn run_work(sk: &SmcSk<Self>);
+    /// The internal TCP socket that serves the SMC socket (the clcsock).
+    fn clcsock(&self) -> &KernelSocket;
 }
 
 /// An AF_SMC `struct sock` followed by the protocol's per-socket state.
@@ -36,22 +39,37 @@ pub(crate) trait SockState: Sized + 'static {
 /// # Invariants
 ///
 /// Once a socket is published (it has a `struct socket` or is reachable from
-/// another socket), `shared` and `locked` are initialised; `locked` is only
-/// accessed under the socket lock (`lock_sock`), and both are dropped
-/// exclusively in `sk_destruct`.
+/// another socket), `state` and `locked` are initialised and `state` is
+/// pinned; `locked` is only accessed under the socket lock, and both are
+/// dropped exclusively in `sk_destruct`.
 #[repr(C)]
 pub(crate) struct SmcSk<S: SockState> {
     /// A `struct sock`, with room for the `inet_sock` it is when the socket
     /// was made by `socket(AF_INET/AF_INET6, SOCK_STREAM, IPPROTO_SMC)`.
     sk: Opaque<bindings::inet_sock>,
-    work: Opaque<bindings::work_struct>,
-    shared: S::Shared,
+    pub(super) state: S,
     locked: UnsafeCell<S::Locked>,
 }
 
-// SAFETY: `shared` is `Sync`, `locked` is only reached under the socket lock,
+// SAFETY: `state` is `Sync`, `locked` is only reached under the socket lock,
 // and the `struct sock` is designed for concurrent use.
 unsafe impl<S: SockState> Sync for SmcSk<S> {}
+// SAFETY: as above; a socket may be released from any thread.
+unsafe impl<S: SockState> Send for SmcSk<S> {}
+
+// SAFETY: `sock_hold`/`sock_put` keep the socket memory and its state alive
+// while the count is above zero; at zero `sk_destruct` drops the state.
+unsafe impl<S: SockState> AlwaysRefCounted for SmcSk<S> {
+    fn inc_ref(&self) {
+        // SAFETY: live (reference), so the count is not zero.
+        unsafe { bindings::smc_rs_sock_hold(self.as_raw()) };
+    }
+
+    unsafe fn dec_ref(obj: NonNull<Self>) {
+        // SAFETY: the caller owns an increment (trait contract).
+        unsafe { bindings::smc_rs_sock_put(obj.as_ptr().cast()) };
+    }
+}
 
 impl<S: SockState> SmcSk<S> {
     /// Borrows the `SmcSk` behind a raw `struct sock`.
@@ -72,27 +90,28 @@ impl<S: SockState> SmcSk<S> {
         self.sk.get().cast()
     }
 
-    /// Writes the initial state into a freshly allocated socket.
+    /// Builds the state of a freshly allocated socket in place.
+    ///
+    /// On failure nothing is left to drop: `state` failed, and `locked` is
+    /// only moved in after it succeeded.
     ///
     /// # Safety
     ///
     /// `sk` must come from `sk_alloc` with the AF_SMC proto for state type `S`
     /// and must not be reachable by anyone else yet.
-    pub(crate) unsafe fn init_state(sk: *mut bindings::sock, shared: S::Shared, locked: S::Locked) {
+    pub(super) unsafe fn init_state(
+        sk: *mut bindings::sock,
+        state: impl PinInit<S, Error>,
+        locked: S::Locked,
+    ) -> Result {
         let this = sk.cast::<Self>();
-        // SAFETY: in bounds (`obj_size`), unseen by others: ours to initialise.
-        unsafe {
-            bindings::smc_rs_init_work(
-                Opaque::raw_get(addr_of_mut!((*this).work)),
-                Some(work_trampoline::<S>),
-            )
-        };
-        // The object is `obj_size == size_of::<Self>()` bytes: fields in bounds.
-        // SAFETY: unseen by others; the zeroed old content needs no drop.
-        unsafe {
-            addr_of_mut!((*this).shared).write(shared);
-            addr_of_mut!((*this).locked).write(UnsafeCell::new(locked));
-        }
+        // The object is `obj_size >= size_of::<Self>()` bytes and never
+        // moves until it is freed, after `drop_state`.
+        // SAFETY: so the slot is valid, unseen by others and pinned.
+        unsafe { state.__pinned_init(addr_of_mut!((*this).state))? };
+        // SAFETY: as above; a value initialises its slot and cannot fail.
+        unsafe { Init::<_, Error>::__init(UnsafeCell::new(locked), addr_of_mut!((*this).locked))? };
+        Ok(())
     }
 
     /// Drops the state of a socket whose last reference is gone.
@@ -101,53 +120,12 @@ impl<S: SockState> SmcSk<S> {
     ///
     /// Called once, from `sk_destruct`, on a socket whose state was
     /// initialised; nobody can reach the socket any more.
-    pub(crate) unsafe fn drop_state(sk: *mut bindings::sock) {
+    pub(super) unsafe fn drop_state(sk: *mut bindings::sock) {
         let this = sk.cast::<Self>();
         // SAFETY: initialised (caller); the only access left (no references).
         unsafe {
             core::ptr::drop_in_place(addr_of_mut!((*this).locked));
-            core::ptr::drop_in_place(addr_of_mut!((*this).shared));
-        }
-    }
-
-    /// Queues the socket's work item on the handshake workqueue, holding a
-    /// reference for it. Returns false when it was queued already.
-    pub(crate) fn schedule_work(&self) -> bool {
-        let wq = HANDSHAKE_WQ.load(Ordering::Acquire);
-        if wq.is_null() {
-            return false;
-        }
-        // The reference is dropped by the work item after it ran, or by
-        // `cancel_work` if it never runs.
-        // SAFETY: `self` is live.
-        unsafe { bindings::smc_rs_sock_hold(self.as_raw()) };
-        // The queue lives until module exit, which drains it.
-        // SAFETY: the work item was initialised with the socket.
-        let queued = unsafe { bindings::smc_rs_queue_work(wq, self.work.get()) };
-        if !queued {
-            // SAFETY: taken above and not handed to a work item.
-            unsafe { bindings::smc_rs_sock_put(self.as_raw()) };
-        }
-        queued
-    }
-
-    /// Cancels the work item, waiting for it if it is running. Must not be
-    /// called with the socket lock held (the work item takes it).
-    pub(crate) fn cancel_work(&self) {
-        // SAFETY: the work item was initialised with the socket.
-        if unsafe { bindings::cancel_work_sync(self.work.get()) } {
-            // SAFETY: it was pending and will not run: drop its reference.
-            unsafe { bindings::smc_rs_sock_put(self.as_raw()) };
-        }
-    }
-
-    /// A counted reference to the socket, for work that outlives the call.
-    pub(crate) fn get_ref(&self) -> SockRef<S> {
-        // SAFETY: `self` is live; the reference is dropped by `SockRef`.
-        unsafe { bindings::smc_rs_sock_hold(self.as_raw()) };
-        // INVARIANT: a reference is held for the new value.
-        SockRef {
-            sk: NonNull::from(self),
+            core::ptr::drop_in_place(addr_of_mut!((*this).state));
         }
     }
 
@@ -163,24 +141,28 @@ impl<S: SockState> SmcSk<S> {
         unsafe { bindings::smc_rs_sk_sndtimeo(self.as_raw(), nonblock) }
     }
 
-    /// The part of the state that needs no lock.
-    pub(crate) fn shared(&self) -> &S::Shared {
-        &self.shared
+    /// The protocol state (the part that needs no socket lock).
+    pub(crate) fn state(&self) -> &S {
+        &self.state
     }
 
-    /// Takes the socket lock (may sleep) and gives exclusive access to the state.
+    /// Takes the socket lock (may sleep) and gives exclusive access to the
+    /// locked state.
     pub(crate) fn lock(&self) -> SockGuard<'_, S> {
         // SAFETY: `self` is a live socket (type invariant of a reference).
         unsafe { bindings::smc_rs_lock_sock(self.as_raw()) };
-        SockGuard { sk: self }
+        // INVARIANT: the lock was taken above.
+        SockGuard {
+            sk: self,
+            _not_send: PhantomData,
+        }
     }
 
     /// The network namespace the socket lives in.
-    pub(crate) fn net(&self) -> Net {
-        // SAFETY: a live socket always has a network namespace.
-        let net = unsafe { bindings::smc_rs_sock_net(self.as_raw()) };
-        // INVARIANT: the namespace of a live socket outlives the socket.
-        Net(net)
+    pub(crate) fn net(&self) -> &Net {
+        // SAFETY: a live socket always has a network namespace, which
+        // outlives it.
+        unsafe { Net::from_raw(bindings::smc_rs_sock_net(self.as_raw())) }
     }
 
     /// The protocol number the socket was created with.
@@ -196,10 +178,28 @@ impl<S: SockState> SmcSk<S> {
         unsafe {
             bindings::smc_rs_sk_wake_async(
                 self.as_raw(),
-                bindings::SOCK_WAKE_WAITD as core::ffi::c_int,
-                bindings::POLL_IN as core::ffi::c_int,
+                bindings::SOCK_WAKE_WAITD as c_int,
+                bindings::POLL_IN as c_int,
             )
         };
+    }
+}
+
+/// Exclusive access to a socket's locked state while its socket lock is
+/// held. Not `Send`: lockdep wants the task that locked to unlock.
+///
+/// # Invariants
+///
+/// The socket lock of `sk` is held by the current task.
+pub(crate) struct SockGuard<'a, S: SockState> {
+    sk: &'a SmcSk<S>,
+    _not_send: PhantomData<*mut ()>,
+}
+
+impl<S: SockState> SockGuard<'_, S> {
+    /// The locked socket.
+    pub(crate) fn sk(&self) -> &SmcSk<S> {
+        self.sk
     }
 
     /// Marks the socket listening (`TCP_LISTEN`) or not (`TCP_CLOSE`), for
@@ -210,57 +210,15 @@ impl<S: SockState> SmcSk<S> {
         } else {
             bindings::TCP_CLOSE
         };
-        // `sk_state` is read locklessly by the socket layer (READ_ONCE).
+        // Written under the socket lock (invariant); the socket layer reads
+        // it locklessly (READ_ONCE), hence the single volatile store.
         // SAFETY: a single-byte store into a live socket.
         unsafe {
             core::ptr::write_volatile(
-                core::ptr::addr_of_mut!((*self.as_raw()).__sk_common.skc_state),
+                addr_of_mut!((*self.sk.as_raw()).__sk_common.skc_state),
                 state as u8,
             )
         };
-    }
-
-    /// Sets `SOCK_DEAD`-style flags and shutdown bits when the socket goes away.
-    pub(crate) fn set_flag(&self, flag: bindings::sock_flags) {
-        // SAFETY: `sock_set_flag` is an atomic bit operation on a live socket.
-        unsafe { bindings::smc_rs_sock_set_flag(self.as_raw(), flag) };
-    }
-}
-
-/// A network namespace.
-///
-/// # Invariants
-///
-/// The pointer is a live namespace for as long as the value is used: it comes
-/// from a live socket or from the socket layer's `create` call.
-#[derive(Clone, Copy)]
-pub(crate) struct Net(*mut bindings::net);
-
-impl Net {
-    /// Wraps a namespace handed to us by the socket layer.
-    ///
-    /// # Safety
-    ///
-    /// `net` must be a live namespace for as long as the value is used.
-    pub(crate) unsafe fn from_raw(net: *mut bindings::net) -> Self {
-        Net(net)
-    }
-
-    /// The raw namespace pointer.
-    pub(crate) fn as_raw(self) -> *mut bindings::net {
-        self.0
-    }
-}
-
-/// Exclusive access to a socket's state while its socket lock is held.
-pub(crate) struct SockGuard<'a, S: SockState> {
-    sk: &'a SmcSk<S>,
-}
-
-impl<S: SockState> SockGuard<'_, S> {
-    /// The locked socket.
-    pub(crate) fn sk(&self) -> &SmcSk<S> {
-        self.sk
     }
 
     /// Sleeps until a wake-up on `on`'s wait queue, a signal, or the end of
@@ -285,11 +243,11 @@ impl<S: SockState> SockGuard<'_, S> {
             bindings::prepare_to_wait_exclusive(
                 head,
                 entry.get(),
-                bindings::TASK_INTERRUPTIBLE as core::ffi::c_int,
+                bindings::TASK_INTERRUPTIBLE as c_int,
             );
         }
         // The lock is taken again below, before the guard is used again.
-        // SAFETY: the guard holds the lock.
+        // SAFETY: the guard holds the lock (invariant).
         unsafe { bindings::release_sock(self.sk.as_raw()) };
         if !ready() {
             // SAFETY: plain sleep, the task state was set by `prepare_to_wait`.
@@ -312,59 +270,10 @@ impl<S: SockState> SockGuard<'_, S> {
             }));
         }
         if *timeo == 0 {
-            return Err(errno(bindings::EAGAIN));
+            return Err(EAGAIN.into());
         }
         Ok(())
     }
-}
-
-/// A counted reference to an SMC socket: keeps its memory and state alive
-/// (not its connection) wherever it goes.
-///
-/// # Invariants
-///
-/// `sk` is a `SmcSk<S>` with initialised state on which this value holds a
-/// reference.
-pub(crate) struct SockRef<S: SockState> {
-    sk: NonNull<SmcSk<S>>,
-}
-
-// SAFETY: `SmcSk` is `Sync`, and a socket reference may be dropped anywhere.
-unsafe impl<S: SockState> Send for SockRef<S> {}
-// SAFETY: shared access only hands out `&SmcSk`, which is `Sync`.
-unsafe impl<S: SockState> Sync for SockRef<S> {}
-
-impl<S: SockState> Deref for SockRef<S> {
-    type Target = SmcSk<S>;
-
-    fn deref(&self) -> &SmcSk<S> {
-        // SAFETY: the reference held keeps the socket alive (invariant).
-        unsafe { self.sk.as_ref() }
-    }
-}
-
-impl<S: SockState> Drop for SockRef<S> {
-    fn drop(&mut self) {
-        // SAFETY: drops the reference taken in `get_ref` (invariant).
-        unsafe { bindings::smc_rs_sock_put(self.sk.as_ptr().cast()) };
-    }
-}
-
-/// Runs `job` on the handshake workqueue (unbound, may sleep). Fails with
-/// `ENOMEM` when the work item cannot be allocated, or while the module
-/// unloads.
-pub(crate) fn spawn_handshake(job: impl FnOnce() + Send + 'static) -> Result {
-    let wq = HANDSHAKE_WQ.load(Ordering::Acquire);
-    if wq.is_null() {
-        return Err(errno(bindings::ENOMEM));
-    }
-    // The queue lives until module exit, which first waits for every
-    // socket (each holds a module reference) and then drains the queue.
-    // SAFETY: `wq` is the live handshake queue for the duration of the call.
-    let queue = unsafe { Queue::from_raw(wq.cast()) };
-    queue
-        .try_spawn(GFP_KERNEL, job)
-        .map_err(|_| errno(bindings::ENOMEM))
 }
 
 impl<S: SockState> Deref for SockGuard<'_, S> {
@@ -372,7 +281,7 @@ impl<S: SockState> Deref for SockGuard<'_, S> {
 
     fn deref(&self) -> &S::Locked {
         // By the `SmcSk` invariant the lock gives exclusive access to `locked`.
-        // SAFETY: the socket lock is held for the guard's lifetime.
+        // SAFETY: the socket lock is held for the guard's lifetime (invariant).
         unsafe { &*self.sk.locked.get() }
     }
 }
@@ -386,65 +295,7 @@ impl<S: SockState> DerefMut for SockGuard<'_, S> {
 
 impl<S: SockState> Drop for SockGuard<'_, S> {
     fn drop(&mut self) {
-        // SAFETY: the lock was taken when the guard was made.
+        // SAFETY: the lock was taken when the guard was made (invariant).
         unsafe { bindings::release_sock(self.sk.as_raw()) };
-    }
-}
-
-/// # Safety
-///
-/// Called by the workqueue for the work item of a live `SmcSk<S>` that holds
-/// a reference for it (see [`SmcSk::schedule_work`]).
-unsafe extern "C" fn work_trampoline<S: SockState>(work: *mut bindings::work_struct) {
-    let offset = core::mem::offset_of!(SmcSk<S>, work);
-    // The work item is the `work` field of its `SmcSk`, `offset` bytes in.
-    // SAFETY: `work` points into a live `SmcSk<S>` (contract).
-    let sk = unsafe { &*work.cast::<u8>().sub(offset).cast::<SmcSk<S>>() };
-    S::run_work(sk);
-    // SAFETY: drops the reference `schedule_work` took for this run.
-    unsafe { bindings::smc_rs_sock_put(sk.as_raw()) };
-}
-
-/// The workqueue the handshakes of all SMC sockets run on.
-static HANDSHAKE_WQ: AtomicPtr<bindings::workqueue_struct> = AtomicPtr::new(null_mut());
-
-/// Owns the handshake workqueue; destroying it (at module exit) waits for
-/// every work item, so no module code runs after unload.
-pub(crate) struct HandshakeQueue(());
-
-impl HandshakeQueue {
-    /// Creates the handshake workqueue.
-    pub(crate) fn new() -> Result<Self> {
-        // Unbound, like upstream's handshake queue: a handshake may sleep.
-        // SAFETY: a constant name without format directives.
-        let wq = unsafe {
-            bindings::alloc_workqueue(
-                c"smc_rs_hs_wq".as_ptr(),
-                bindings::wq_flags_WQ_UNBOUND as core::ffi::c_uint,
-                0,
-            )
-        };
-        if wq.is_null() {
-            return Err(kernel::error::code::ENOMEM);
-        }
-        if HANDSHAKE_WQ
-            .compare_exchange(null_mut(), wq, Ordering::AcqRel, Ordering::Acquire)
-            .is_err()
-        {
-            // SAFETY: created above, never shared.
-            unsafe { bindings::destroy_workqueue(wq) };
-            return Err(kernel::error::code::EBUSY);
-        }
-        Ok(HandshakeQueue(()))
-    }
-}
-
-impl Drop for HandshakeQueue {
-    fn drop(&mut self) {
-        let wq = HANDSHAKE_WQ.swap(null_mut(), Ordering::AcqRel);
-        if !wq.is_null() {
-            // SAFETY: created in `new`; drains pending and running work first.
-            unsafe { bindings::destroy_workqueue(wq) };
-        }
     }
 }

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Network namespaces (`struct net`), borrowed from the socket that lives in
+//! one or held by a counted [`ARef`].
+
+use super::bindings;
+use core::ptr::NonNull;
+use kernel::types::{AlwaysRefCounted, Opaque};
+
+/// A network namespace.
+///
+/// # Invariants
+///
+/// A `&Net` is a live namespace for its lifetime: it is borrowed from a live
+/// socket, from the socket layer's `create` call, or from an `ARef<Net>`.
+#[repr(transparent)]
+pub(crate) struct Net(Opaque<bindings::net>);
+
+// SAFETY: a namespace is shared by every task and socket in it; the kernel
+// synchronises its own fields.
+unsafe impl Send for Net {}
+// SAFETY: as above.
+unsafe impl Sync for Net {}
+
+impl Net {
+    /// Borrows a namespace the kernel handed us.
+    ///
+    /// # Safety
+    ///
+    /// `net` must be a live namespace for `'a`.
+    pub(crate) unsafe fn from_raw<'a>(net: *mut bindings::net) -> &'a Net {
+        // SAFETY: `Net` is a transparent wrapper; liveness is the caller's promise.
+        unsafe { &*net.cast::<Net>() }
+    }
+
+    /// The raw namespace pointer.
+    pub(crate) fn as_raw(&self) -> *mut bindings::net {
+        self.0.get()
+    }
+
+    /// A value that tells namespaces apart for as long as this one lives
+    /// (for hashing; never turned back into a pointer).
+    pub(crate) fn id(&self) -> usize {
+        self.as_raw() as usize
+    }
+}
+
+// SAFETY: `get_net`/`put_net` keep the namespace alive while the count is
+// above zero, and `put_net` frees it (after an RCU grace period) at zero.
+unsafe impl AlwaysRefCounted for Net {
+    fn inc_ref(&self) {
+        // SAFETY: `self` is live (type invariant), so its count is not zero.
+        unsafe { bindings::smc_rs_get_net(self.as_raw()) };
+    }
+
+    unsafe fn dec_ref(obj: NonNull<Self>) {
+        // SAFETY: the caller owns an increment (trait contract).
+        unsafe { bindings::smc_rs_put_net(obj.as_ptr().cast()) };
+    }
+}

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Locks the kernel crate does not offer yet: a spin lock that also keeps
+//! softirqs off (`spin_lock_bh`), for state shared between process context
+//! and softirq callbacks (TCP's, and later completion handlers).
+//!
+//! It plugs into the kernel crate's [`Lock`] as a [`Backend`], so it is
+//! built in place with `pin_init`, its guard is `!Send`, and the protected
+//! data is only reachable through the guard.
+
+use super::bindings;
+use kernel::sync::lock::{Backend, Lock};
+
+/// A `spinlock_t` taken with `spin_lock_bh`: usable from process context and
+/// softirq alike, never from hard interrupts.
+pub(crate) type SpinLockBh<T> = Lock<T, SpinLockBhBackend>;
+
+/// The [`Backend`] of [`SpinLockBh`].
+pub(crate) struct SpinLockBhBackend;
+
+// SAFETY: `lock` and `unlock` take and drop the same `spinlock_t`, which
+// gives mutual exclusion between every context that may take it; the guard
+// state is empty, so `relock` is trivially right.
+unsafe impl Backend for SpinLockBhBackend {
+    type State = kernel::bindings::spinlock_t;
+    type GuardState = ();
+
+    unsafe fn init(
+        ptr: *mut Self::State,
+        name: *const kernel::ffi::c_char,
+        key: *mut kernel::bindings::lock_class_key,
+    ) {
+        // SAFETY: `ptr` is writable, `name` and `key` static (trait contract).
+        unsafe { kernel::bindings::__spin_lock_init(ptr, name, key) }
+    }
+
+    unsafe fn lock(ptr: *mut Self::State) -> Self::GuardState {
+        // SAFETY: initialised by `init` (trait contract).
+        unsafe { bindings::smc_rs_spin_lock_bh(ptr.cast()) }
+    }
+
+    unsafe fn unlock(ptr: *mut Self::State, _guard_state: &Self::GuardState) {
+        // SAFETY: held by the caller (trait contract).
+        unsafe { bindings::smc_rs_spin_unlock_bh(ptr.cast()) }
+    }
+}
+
+/// Creates a [`SpinLockBh`] initialiser with its own lock class, named after
+/// the call site unless a name is given.
+macro_rules! new_spinlock_bh {
+    ($inner:expr $(, $name:literal)? $(,)?) => {
+        $crate::sys::sync::SpinLockBh::new(
+            $inner,
+            ::kernel::optional_name!($($name)?),
+            ::kernel::static_lock_class!(),
+        )
+    };
+}
+pub(crate) use new_spinlock_bh;
