@@ -18,5 +18,7 @@
 #include <linux/ipv6.h>
 #include <net/net_namespace.h>
 #include <uapi/linux/smc.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/ib_cache.h>
 
 #include "smc_rs_helpers.h"

@@ -9,6 +9,7 @@
 #include <linux/sockptr.h>
 #include <linux/workqueue.h>
 #include <net/sock.h>
+#include <rdma/ib_verbs.h>
 
 struct sock *smc_rs_sk_alloc(struct net *net, int family, struct proto *prot,
 			     int kern);
@@ -46,5 +47,13 @@ long smc_rs_sk_sndtimeo(const struct sock *sk, bool noblock);
 int smc_rs_sock_intr_errno(long timeo);
 bool smc_rs_sock_flag(const struct sock *sk, enum sock_flags flag);
 void smc_rs_sk_wake_async(const struct sock *sk, int how, int band);
+
+u32 smc_rs_rdma_start_port(const struct ib_device *dev);
+u32 smc_rs_rdma_end_port(const struct ib_device *dev);
+const char *smc_rs_ib_device_name(const struct ib_device *dev);
+void smc_rs_init_ib_event_handler(struct ib_event_handler *h, struct ib_device *dev,
+				  void (*handler)(struct ib_event_handler *, struct ib_event *));
+void smc_rs_rcu_read_lock(void);
+void smc_rs_rcu_read_unlock(void);
 
 #endif

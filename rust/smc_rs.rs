@@ -14,6 +14,7 @@ use kernel::prelude::*;
 
 mod af_smc;
 mod clc;
+mod ib;
 mod listen;
 mod stats;
 mod sys;
@@ -21,6 +22,7 @@ mod sys;
 mod wire;
 
 use sys::bindings;
+use sys::ib::client::IbClient;
 use sys::pernet::PernetRegistration;
 use sys::registration::Registration;
 use sys::tcp::TcpSmcOption;
@@ -36,10 +38,11 @@ module! {
 }
 
 /// Torn down in field order: no new sockets first, then the handshake queue
-/// is drained, then the counters go.
+/// is drained, then the RDMA devices are let go, then the counters go.
 struct SmcRs {
     _family: Registration<af_smc::SmcSock>,
     _handshakes: HandshakeQueue,
+    _ib: IbClient<ib::SmcIbClient>,
     _stats: PernetRegistration<stats::NetStats>,
     _tcp_option: TcpSmcOption,
 }
@@ -47,12 +50,14 @@ struct SmcRs {
 impl kernel::Module for SmcRs {
     fn init(module: &'static ThisModule) -> Result<Self> {
         let stats = PernetRegistration::new()?;
+        let ib = IbClient::register(c_str!("smc_rs"))?;
         let handshakes = HandshakeQueue::new()?;
         let family = Registration::new(bindings::PF_SMC, c_str!("SMC"), module)?;
         pr_info!("AF_SMC (family {}) registered\n", bindings::PF_SMC);
         Ok(SmcRs {
             _family: family,
             _handshakes: handshakes,
+            _ib: ib,
             _stats: stats,
             _tcp_option: TcpSmcOption::enable(),
         })

@@ -129,6 +129,44 @@ t_dynamic_debug() {
 	return $rc
 }
 
+t_ib_devices() {
+	# smc_rs is an ib_core client: it sees RDMA devices come and go (and
+	# those present when it loads), their ports and RoCEv2 GIDs, and port
+	# events. Dynamic debug shows what it saw.
+	local ctl=/sys/kernel/debug/dynamic_debug/control rc=0 log
+	since() { dmesg | sed -n "/smc_rs-test: $1/,\$p"; }
+	ip link add smcv0 type veth peer name smcv1 || return 1
+	ip link set smcv1 up && ip link set smcv0 up && ip addr add 10.99.0.1/24 dev smcv0 || rc=1
+	echo 'module smc_rs +p' >"$ctl" || return 1
+	echo "smc_rs-test: ib hotplug" >/dev/kmsg
+	rdma link add smcrxe0 type rxe netdev smcv0 || rc=1
+	sleep 1
+	ip link set smcv0 down && sleep 1 && ip link set smcv0 up && sleep 1
+	rdma link delete smcrxe0 || rc=1
+	log=$(since "ib hotplug")
+	echo "$log" | grep 'smc_rs: ib:'
+	echo "$log" | grep -q 'smc_rs: ib: smcrxe0 added: 1 port(s), max_qp_wr [1-9]' || rc=1
+	echo "$log" | grep -q 'smc_rs: ib: smcrxe0 port 1: ACTIVE' || rc=1
+	echo "$log" | grep -q 'smc_rs: ib: smcrxe0 port 1 gid\[[0-9]*\] 0:0:0:0:0:ffff:a63:1 RoCEv2 ifindex [1-9]' || rc=1
+	echo "$log" | grep -q 'smc_rs: ib: smcrxe0 event PortError(1)' || rc=1
+	echo "$log" | grep -q 'smc_rs: ib: smcrxe0 event PortActive(1)' || rc=1
+	echo "$log" | grep -q 'smc_rs: ib: smcrxe0 removed' || rc=1
+	# A device present when the module loads is added at registration, and
+	# removed when the module goes.
+	rdma link add smcrxe0 type rxe netdev smcv0 || rc=1
+	echo "smc_rs-test: ib load" >/dev/kmsg
+	rmmod smc_rs && insmod "$SMC_TOP/smc_rs.ko" dyndbg=+p || rc=1
+	rmmod smc_rs && insmod "$SMC_TOP/smc_rs.ko" || rc=1
+	log=$(since "ib load")
+	echo "$log" | grep 'smc_rs: ib:'
+	[ "$(echo "$log" | grep -c 'smc_rs: ib: smcrxe0 added')" = 1 ] || rc=1
+	echo "$log" | grep -q 'smc_rs: ib: smcrxe0 removed' || rc=1
+	echo 'module smc_rs -p' >"$ctl"
+	rdma link delete smcrxe0
+	ip link del smcv0
+	return $rc
+}
+
 t_reload() {
 	for _ in 1 2 3; do
 		rmmod smc_rs && insmod "$ko" || return 1
@@ -161,6 +199,7 @@ run_test "same socket semantics as TCP: AF_SMC6 vs AF_INET6" t_semantics inet6 s
 run_test "same socket semantics as TCP: AF_INET/IPPROTO_SMC vs AF_INET" t_semantics inet ipproto-smc
 run_test "same socket semantics as TCP: AF_INET6/IPPROTO_SMC vs AF_INET6" t_semantics inet6 ipproto-smc6
 run_test "pr_debug at protocol decisions, switched on by dynamic debug" t_dynamic_debug
+run_test "ib_core client: RDMA devices added and removed, ports, RoCEv2 GIDs, port events" t_ib_devices
 run_test "smc_rs listener <- 1000 random CLC headers and messages: survives, still serves" t_fuzz_listener
 run_test "listeners closed under load of handshakes, then rmmod" t_listener_close_under_load
 run_test "rmmod refused while an AF_SMC socket is open, fine after" t_rmmod_busy

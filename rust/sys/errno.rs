@@ -59,6 +59,7 @@ errnos! {
     EINVAL: "Invalid argument.",
     EISCONN: "Transport endpoint is already connected.",
     ENOBUFS: "No buffer space available.",
+    ENODEV: "No such device.",
     ENOIOCTLCMD: "No such ioctl command (internal).",
     ENOMEM: "Out of memory.",
     ENOPROTOOPT: "Protocol not available.",

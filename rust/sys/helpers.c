@@ -11,6 +11,7 @@
 #include <net/sock.h>
 #include <net/tcp.h>
 #include <net/netns/generic.h>
+#include <rdma/ib_verbs.h>
 
 #include "smc_rs_helpers.h"
 
@@ -183,4 +184,35 @@ bool smc_rs_sock_flag(const struct sock *sk, enum sock_flags flag)
 void smc_rs_sk_wake_async(const struct sock *sk, int how, int band)
 {
 	sk_wake_async(sk, how, band);
+}
+
+u32 smc_rs_rdma_start_port(const struct ib_device *dev)
+{
+	return rdma_start_port(dev);
+}
+
+u32 smc_rs_rdma_end_port(const struct ib_device *dev)
+{
+	return rdma_end_port(dev);
+}
+
+const char *smc_rs_ib_device_name(const struct ib_device *dev)
+{
+	return dev_name(&dev->dev);
+}
+
+void smc_rs_init_ib_event_handler(struct ib_event_handler *h, struct ib_device *dev,
+				  void (*handler)(struct ib_event_handler *, struct ib_event *))
+{
+	INIT_IB_EVENT_HANDLER(h, dev, handler);
+}
+
+void smc_rs_rcu_read_lock(void)
+{
+	rcu_read_lock();
+}
+
+void smc_rs_rcu_read_unlock(void)
+{
+	rcu_read_unlock();
 }

@@ -11,7 +11,8 @@
 //!   family         proto_ops from a #[vtable] trait, socket creation
 //!   socket args    the user socket and its file redirection; call arguments
 //!   sock work listen   the SMC sock and its state, typed work, TCP listener hooks
-//!   tcp            the clcsock, TCP's struct sock (ARef), the SMC option
+//!   tcp ib         the clcsock, TCP's struct sock (ARef), the SMC option;
+//!                  ib_core: client, devices, ports, GIDs, events
 //!   net pernet sync errno print   namespaces, per-netns data, locks, errnos, debug
 //!   bindings       generated
 //! ```
@@ -24,6 +25,7 @@ pub(crate) mod pernet;
 pub(crate) mod print;
 pub(crate) mod sync;
 
+pub(crate) mod ib;
 pub(crate) mod tcp;
 
 pub(crate) mod listen;

@@ -2,7 +2,8 @@
 
 //! Locks the kernel crate does not offer yet: a spin lock that also keeps
 //! softirqs off (`spin_lock_bh`), for state shared between process context
-//! and softirq callbacks (TCP's, and later completion handlers).
+//! and softirq callbacks (TCP's, and later completion handlers); and the
+//! RCU read-side critical section.
 //!
 //! It plugs into the kernel crate's [`Lock`] as a [`Backend`], so it is
 //! built in place with `pin_init`, its guard is `!Send`, and the protected
@@ -57,3 +58,23 @@ macro_rules! new_spinlock_bh {
     };
 }
 pub(crate) use new_spinlock_bh;
+
+/// An RCU read-side critical section, from `new` to drop. Not `Send`: it
+/// must end on the CPU and task that started it.
+pub(crate) struct RcuReadGuard(core::marker::PhantomData<*mut ()>);
+
+impl RcuReadGuard {
+    /// Enters the critical section.
+    pub(crate) fn new() -> Self {
+        // SAFETY: always allowed; left in `drop`.
+        unsafe { bindings::smc_rs_rcu_read_lock() };
+        RcuReadGuard(core::marker::PhantomData)
+    }
+}
+
+impl Drop for RcuReadGuard {
+    fn drop(&mut self) {
+        // SAFETY: entered in `new` by this task.
+        unsafe { bindings::smc_rs_rcu_read_unlock() };
+    }
+}
