@@ -4,7 +4,13 @@
 //! the same source files the host tests use. Every module of `wire/src/lib.rs`
 //! is listed here too.
 
+#[path = "../wire/src/cdc.rs"]
+pub(crate) mod cdc;
 #[path = "../wire/src/clc/mod.rs"]
 pub(crate) mod clc;
 #[path = "../wire/src/codec.rs"]
 pub(crate) mod codec;
+#[path = "../wire/src/cursor.rs"]
+pub(crate) mod cursor;
+#[path = "../wire/src/llc/mod.rs"]
+pub(crate) mod llc;

@@ -12,5 +12,8 @@
 #![no_std]
 #![forbid(unsafe_code)]
 
+pub mod cdc;
 pub mod clc;
 pub mod codec;
+pub mod cursor;
+pub mod llc;

@@ -21,7 +21,10 @@ use smc_wire::clc::{
 };
 use smc_wire::codec::Reader;
 
+pub mod rdma;
 pub mod seeds;
+
+pub use rdma::{check_cdc, check_cursor, check_llc_any};
 
 /// Every combination of what a server can serve.
 pub const ALL_CAPS: [ServerCaps; 4] = [

@@ -5,7 +5,15 @@
 //! (upstream's layouts) where they cannot. `examples/seeds.rs` writes them
 //! into the corpora.
 
+use super::rdma::CURSOR_INPUT_LEN;
 use super::*;
+use smc_wire::cdc::{CdcMsg, ConnStateFlags, ProducerFlags, CDC_LEN, CDC_MIN_LEN};
+use smc_wire::cursor::Cursor;
+use smc_wire::llc::{
+    AddLink, AddLinkCont, AddLinkRkey, AddLinkV2Ext, ConfirmLink, ConfirmRkey, ConfirmRkeyCont,
+    DeleteLink, DeleteRkey, EntryList, LinkRkey, LlcMessage, LlcVersion, ReqAddLink, TestLink,
+    DEL_NOLNK, DEL_PROG_INIT_TERM, LLC_V2_MAX_LEN, REJ_RSN_NO_ALT_PATH,
+};
 
 /// Named seed messages.
 pub type Seeds = Vec<(&'static str, Vec<u8>)>;
@@ -209,6 +217,352 @@ pub fn accepts() -> Seeds {
     ]
 }
 
+fn llc_encoded(m: LlcMessage<'_>) -> Vec<u8> {
+    let mut buf = [0u8; LLC_V2_MAX_LEN];
+    let n = m.encode(&mut buf).expect("seed encodes");
+    buf[..n].to_vec()
+}
+
+const LLC_GID2: [u8; 16] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 168, 122, 2];
+
+/// LLC messages: every type in every version it exists in, requests and
+/// responses, with and without the v2 lists.
+pub fn llc() -> Seeds {
+    use LlcVersion::{V1, V2};
+    let confirm = ConfirmLink {
+        version: V1,
+        resp: false,
+        no_rmbe_eyec: true,
+        sender_mac: LOCAL.mac,
+        sender_gid: GID,
+        sender_qpn: 0x123,
+        link_num: 1,
+        link_uid: [0xde, 0xad, 0, 1],
+        max_links: 2,
+        max_conns: 0,
+    };
+    let add = AddLink {
+        version: V1,
+        resp: false,
+        reject: false,
+        reject_reason: 0,
+        sender_mac: LOCAL.mac,
+        sender_gid: GID,
+        sender_qpn: 0x456,
+        link_num: 2,
+        qp_mtu: 3,
+        initial_psn: 0x12_3456,
+        ext: None,
+    };
+    let rt = [
+        AddLinkRkey {
+            rmb_key: 0x1111_1111,
+            rmb_key_new: 0x2222_2222,
+            rmb_vaddr_new: 0x7f00_0000_1000,
+        },
+        AddLinkRkey {
+            rmb_key: 0x3333_3333,
+            rmb_key_new: 0x4444_4444,
+            rmb_vaddr_new: 0x7f00_0000_2000,
+        },
+    ];
+    let mut rt_buf = [0u8; 32];
+    let add_v2 = AddLink {
+        version: V2,
+        sender_gid: LLC_GID2,
+        qp_mtu: 5,
+        ext: Some(AddLinkV2Ext {
+            direct: true,
+            client_target_gid: GID,
+            rkeys: EntryList::build(&rt, &mut rt_buf).expect("fits"),
+        }),
+        ..add
+    };
+    let cont = AddLinkCont {
+        resp: true,
+        link_num: 2,
+        num_rkeys: 3,
+        rkeys: rt,
+    };
+    let del = DeleteLink {
+        version: V1,
+        resp: false,
+        all: true,
+        orderly: true,
+        link_num: 0,
+        reason: DEL_PROG_INIT_TERM,
+    };
+    let mut gid_buf = [0u8; 32];
+    let req = ReqAddLink {
+        resp: false,
+        gids: EntryList::build(&[GID, LLC_GID2], &mut gid_buf).expect("fits"),
+    };
+    let other = LinkRkey {
+        link_id: 2,
+        rkey: 0x1122_3344,
+        vaddr: 0x7f12_3456_8000,
+    };
+    let crk = ConfirmRkey {
+        version: V1,
+        resp: false,
+        negative: false,
+        retry: false,
+        num_rkeys: 1,
+        rkey: 0xaabb_ccdd,
+        vaddr: 0x7f12_3456_0000,
+        others: [other, LinkRkey::default()],
+    };
+    let crk_cont = ConfirmRkeyCont {
+        resp: false,
+        negative: false,
+        num_rkeys: 1,
+        rkeys: [other; 3],
+    };
+    let mut k_buf = [0u8; 48];
+    let keys: [u32; 12] = core::array::from_fn(|i| 0x100 + i as u32);
+    let drk = DeleteRkey {
+        version: V1,
+        resp: false,
+        negative: false,
+        retry: false,
+        num_rkeys: 2,
+        err_mask: 0,
+        rkeys: EntryList::build(&keys[..2], &mut k_buf).expect("fits"),
+    };
+    let mut k2_buf = [0u8; 48];
+    let drk_v2 = DeleteRkey {
+        version: V2,
+        num_rkeys: 12,
+        rkeys: EntryList::build(&keys, &mut k2_buf).expect("fits"),
+        ..drk
+    };
+    let test = TestLink {
+        version: V1,
+        resp: false,
+        user_data: [0; 16],
+    };
+    vec![
+        (
+            "llc-confirm-link-v1",
+            llc_encoded(LlcMessage::ConfirmLink(confirm)),
+        ),
+        (
+            "llc-confirm-link-v2-resp",
+            llc_encoded(LlcMessage::ConfirmLink(ConfirmLink {
+                version: V2,
+                resp: true,
+                max_conns: 255,
+                ..confirm
+            })),
+        ),
+        ("llc-add-link-v1", llc_encoded(LlcMessage::AddLink(add))),
+        (
+            "llc-add-link-v1-reject",
+            llc_encoded(LlcMessage::AddLink(AddLink {
+                resp: true,
+                reject: true,
+                reject_reason: REJ_RSN_NO_ALT_PATH,
+                ..add
+            })),
+        ),
+        ("llc-add-link-v2", llc_encoded(LlcMessage::AddLink(add_v2))),
+        (
+            "llc-add-link-v2-reject",
+            llc_encoded(LlcMessage::AddLink(AddLink {
+                resp: true,
+                reject: true,
+                ext: None,
+                ..add_v2
+            })),
+        ),
+        (
+            "llc-add-link-cont",
+            llc_encoded(LlcMessage::AddLinkCont(cont)),
+        ),
+        (
+            "llc-delete-link-v1-all",
+            llc_encoded(LlcMessage::DeleteLink(del)),
+        ),
+        (
+            "llc-delete-link-v2-resp",
+            llc_encoded(LlcMessage::DeleteLink(DeleteLink {
+                version: V2,
+                resp: true,
+                all: false,
+                orderly: false,
+                link_num: 2,
+                reason: DEL_NOLNK,
+            })),
+        ),
+        ("llc-req-add-link", llc_encoded(LlcMessage::ReqAddLink(req))),
+        (
+            "llc-req-add-link-resp",
+            llc_encoded(LlcMessage::ReqAddLink(ReqAddLink {
+                resp: true,
+                gids: EntryList::empty(),
+            })),
+        ),
+        (
+            "llc-confirm-rkey-v1",
+            llc_encoded(LlcMessage::ConfirmRkey(crk)),
+        ),
+        (
+            "llc-confirm-rkey-v2-neg",
+            llc_encoded(LlcMessage::ConfirmRkey(ConfirmRkey {
+                version: V2,
+                resp: true,
+                negative: true,
+                retry: true,
+                num_rkeys: 4,
+                ..crk
+            })),
+        ),
+        (
+            "llc-confirm-rkey-cont",
+            llc_encoded(LlcMessage::ConfirmRkeyCont(crk_cont)),
+        ),
+        (
+            "llc-delete-rkey-v1",
+            llc_encoded(LlcMessage::DeleteRkey(drk)),
+        ),
+        (
+            "llc-delete-rkey-v1-resp",
+            llc_encoded(LlcMessage::DeleteRkey(DeleteRkey {
+                resp: true,
+                negative: true,
+                err_mask: 0x40,
+                ..drk
+            })),
+        ),
+        (
+            "llc-delete-rkey-v2",
+            llc_encoded(LlcMessage::DeleteRkey(drk_v2)),
+        ),
+        (
+            "llc-delete-rkey-v2-resp",
+            llc_encoded(LlcMessage::DeleteRkey(DeleteRkey {
+                resp: true,
+                negative: true,
+                err_mask: 3,
+                rkeys: EntryList::empty(),
+                ..drk_v2
+            })),
+        ),
+        ("llc-test-link-v1", llc_encoded(LlcMessage::TestLink(test))),
+        (
+            "llc-test-link-v2-resp",
+            llc_encoded(LlcMessage::TestLink(TestLink {
+                version: V2,
+                resp: true,
+                ..test
+            })),
+        ),
+    ]
+}
+
+/// CDC messages: data, an urgent byte, a close, and cursors across wraps.
+pub fn cdc() -> Seeds {
+    let data = CdcMsg {
+        seqno: 1,
+        token: 0x102,
+        prod: Cursor::new(0, 4096),
+        cons: Cursor::new(0, 0),
+        ..CdcMsg::default()
+    };
+    let urgent = CdcMsg {
+        seqno: 0xffff,
+        prod: Cursor::new(0xffff, 65535),
+        cons: Cursor::new(0xfffe, 17),
+        prod_flags: ProducerFlags {
+            urg_data_present: true,
+            urg_data_pending: true,
+            cons_curs_upd_req: true,
+            ..ProducerFlags::default()
+        },
+        ..data
+    };
+    let close = CdcMsg {
+        seqno: 7,
+        conn_state_flags: ConnStateFlags {
+            peer_done_writing: true,
+            peer_conn_closed: true,
+            ..ConnStateFlags::default()
+        },
+        prod_flags: ProducerFlags {
+            write_blocked: true,
+            failover_validation: true,
+            ..ProducerFlags::default()
+        },
+        ..data
+    };
+    let enc = |c: CdcMsg| {
+        let mut b = [0u8; CDC_LEN];
+        c.encode(&mut b).expect("seed encodes");
+        b.to_vec()
+    };
+    let short = enc(data)[..CDC_MIN_LEN].to_vec();
+    vec![
+        ("cdc-data", enc(data)),
+        ("cdc-urgent", enc(urgent)),
+        ("cdc-close", enc(close)),
+        ("cdc-short", short),
+    ]
+}
+
+/// A cursor check input: size, step, mode, prev, new, anchor.
+fn cursor_input(size: u32, step: u32, mode: u8, cursors: [Cursor; 3]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(CURSOR_INPUT_LEN);
+    v.extend_from_slice(&size.to_be_bytes());
+    v.extend_from_slice(&step.to_be_bytes());
+    v.push(mode);
+    for c in cursors {
+        v.extend_from_slice(&c.wrap.to_be_bytes());
+        v.extend_from_slice(&c.count.to_be_bytes());
+    }
+    v
+}
+
+/// Cursor checks: upstream RMBE sizes, wraps of the ring and of the wrap
+/// count, full rings, and hostile cursors.
+pub fn cursor() -> Seeds {
+    let c = Cursor::new;
+    vec![
+        (
+            "cursor-step",
+            cursor_input(16384, 100, 3, [c(0, 0), c(0, 0), c(0, 0)]),
+        ),
+        (
+            "cursor-wrap",
+            cursor_input(65536, 1000, 3, [c(5, 65000), c(0, 0), c(5, 64000)]),
+        ),
+        (
+            "cursor-wrap-count",
+            cursor_input(1 << 19, 1 << 19, 3, [c(0xffff, 7), c(0, 0), c(0xffff, 0)]),
+        ),
+        (
+            "cursor-behind",
+            cursor_input(16384, 0, 1, [c(3, 100), c(3, 50), c(3, 0)]),
+        ),
+        (
+            "cursor-overrun",
+            cursor_input(16384, 0, 1, [c(3, 100), c(4, 200), c(3, 0)]),
+        ),
+        (
+            "cursor-out-of-ring",
+            cursor_input(16384, 0, 0, [c(3, 100), c(3, 16384), c(3, 0)]),
+        ),
+        (
+            "cursor-huge",
+            cursor_input(
+                u32::MAX,
+                u32::MAX,
+                2,
+                [c(1, u32::MAX - 1), c(0, 0), c(1, 0)],
+            ),
+        ),
+    ]
+}
+
 /// Every target with its seeds.
 pub fn all() -> Vec<(&'static str, Seeds)> {
     let every: Vec<_> = [declines(), proposals(), accepts()].concat();
@@ -218,6 +572,9 @@ pub fn all() -> Vec<(&'static str, Seeds)> {
         ("clc_proposal", proposals()),
         ("clc_accept_confirm", accepts()),
         ("clc_any", every),
+        ("llc_any", llc()),
+        ("cdc", cdc()),
+        ("cursor", cursor()),
     ]
 }
 
@@ -236,9 +593,22 @@ mod tests {
         for (name, m) in accepts() {
             SmcrAcceptConfirm::parse(&m).unwrap_or_else(|e| panic!("{name}: {e:?}"));
         }
-        for (_, seeds) in all() {
-            for (_, m) in seeds {
-                check_any(&m);
+        for (name, m) in llc() {
+            LlcMessage::parse(&m).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+            check_llc_any(&m);
+        }
+        for (name, m) in cdc() {
+            CdcMsg::parse(&m).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+            check_cdc(&m);
+        }
+        for (_, m) in cursor() {
+            check_cursor(&m);
+        }
+        for (target, seeds) in all() {
+            if target.starts_with("clc") {
+                for (_, m) in seeds {
+                    check_any(&m);
+                }
             }
         }
     }
