@@ -20,5 +20,6 @@
 #include <uapi/linux/smc.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_cache.h>
+#include <net/genetlink.h>
 
 #include "smc_rs_helpers.h"

@@ -10,6 +10,7 @@
 #include <linux/workqueue.h>
 #include <net/sock.h>
 #include <rdma/ib_verbs.h>
+#include <net/genetlink.h>
 
 struct sock *smc_rs_sk_alloc(struct net *net, int family, struct proto *prot,
 			     int kern);
@@ -55,5 +56,11 @@ void smc_rs_init_ib_event_handler(struct ib_event_handler *h, struct ib_device *
 				  void (*handler)(struct ib_event_handler *, struct ib_event *));
 void smc_rs_rcu_read_lock(void);
 void smc_rs_rcu_read_unlock(void);
+
+void smc_rs_genlmsg_end(struct sk_buff *skb, void *hdr);
+void smc_rs_genlmsg_cancel(struct sk_buff *skb, void *hdr);
+u32 smc_rs_netlink_cb_portid(const struct sk_buff *skb);
+u8 smc_rs_genl_dump_cmd(struct netlink_callback *cb);
+unsigned int smc_rs_skb_len(const struct sk_buff *skb);
 
 #endif

@@ -16,12 +16,15 @@ mod af_smc;
 mod clc;
 mod ib;
 mod listen;
+mod netlink;
 mod stats;
 mod sys;
+mod ueid;
 #[allow(unreachable_pub, dead_code)]
 mod wire;
 
 use sys::bindings;
+use sys::genl::GenlRegistration;
 use sys::ib::client::IbClient;
 use sys::pernet::PernetRegistration;
 use sys::registration::Registration;
@@ -37,10 +40,13 @@ module! {
     alias: ["net-pf-43", "net-pf-2-proto-256-type-1", "net-pf-10-proto-256-type-1"],
 }
 
-/// Torn down in field order: no new sockets first, then the handshake queue
-/// is drained, then the RDMA devices are let go, then the counters go.
+/// Torn down in field order: no new sockets first, then no more netlink
+/// requests and the UEID table goes, then the handshake queue is drained,
+/// then the RDMA devices are let go, then the counters go.
 struct SmcRs {
     _family: Registration<af_smc::SmcSock>,
+    _netlink: GenlRegistration<netlink::SmcNetlink>,
+    _ueids: ueid::Ueids,
     _handshakes: HandshakeQueue,
     _ib: IbClient<ib::SmcIbClient>,
     _stats: PernetRegistration<stats::NetStats>,
@@ -52,10 +58,14 @@ impl kernel::Module for SmcRs {
         let stats = PernetRegistration::new()?;
         let ib = IbClient::register(c_str!("smc_rs"))?;
         let handshakes = HandshakeQueue::new()?;
+        let ueids = ueid::Ueids::new();
+        let netlink = GenlRegistration::register(module)?;
         let family = Registration::new(bindings::PF_SMC, c_str!("SMC"), module)?;
         pr_info!("AF_SMC (family {}) registered\n", bindings::PF_SMC);
         Ok(SmcRs {
             _family: family,
+            _netlink: netlink,
+            _ueids: ueids,
             _handshakes: handshakes,
             _ib: ib,
             _stats: stats,

@@ -167,6 +167,49 @@ t_ib_devices() {
 	return $rc
 }
 
+# ueid_observations: what the UEID commands of SMC_GEN_NETLINK answer, one
+# line per step (run against smc_rs and against upstream smc.ko).
+ueid_observations() {
+	local u
+	obs() { printf '%s: %s\n' "$1" "$(shift; "$@" 2>&1 | sed 's/^smc_ueid [a-z-]*: //' | tr '\n' ' ')"; }
+	obs "flush" smc_ueid flush
+	obs "empty" smc_ueid show
+	obs "add" smc_ueid add smc-rs-testbed
+	obs "dump" smc_ueid show
+	obs "again" smc_ueid add smc-rs-testbed
+	obs "bad first" smc_ueid add .bad
+	obs "blank inside" smc_ueid add 'A B'
+	obs "lower case" smc_ueid add-raw 33 lower
+	obs "short attribute" smc_ueid add-raw 20 SHORT
+	obs "long attribute" smc_ueid add-raw 40 LONG
+	obs "all blank" smc_ueid add-raw 33 ' '
+	for u in b c d e; do obs "add $u" smc_ueid add "$u"; done
+	obs "full" smc_ueid show
+	obs "del b" smc_ueid del b
+	obs "del b again" smc_ueid del b
+	obs "after del" smc_ueid show
+	obs "unprivileged add" setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all smc_ueid add x
+	obs "unprivileged dump" setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all smc_ueid show
+	obs "unprivileged flush" setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all smc_ueid flush
+	obs "flush" smc_ueid flush
+	obs "flushed" smc_ueid show
+}
+
+t_ueid_table() {
+	# The UEID table over upstream's generic netlink ABI: smc_rs must
+	# answer every step exactly as upstream smc.ko does.
+	local dir rc=0
+	dir=$(mktemp -d)
+	ueid_observations >"$dir/smc_rs.txt" || return 1
+	rmmod smc_rs && modprobe smc || return 1
+	ueid_observations >"$dir/upstream.txt"
+	rmmod smc; insmod "$SMC_TOP/smc_rs.ko" || return 1
+	cat "$dir/smc_rs.txt"
+	grep -q '^dump: SMC-RS-TESTBED $' "$dir/smc_rs.txt" || rc=1
+	diff -u "$dir/upstream.txt" "$dir/smc_rs.txt" || rc=1
+	return $rc
+}
+
 t_reload() {
 	for _ in 1 2 3; do
 		rmmod smc_rs && insmod "$ko" || return 1
@@ -200,6 +243,7 @@ run_test "same socket semantics as TCP: AF_INET/IPPROTO_SMC vs AF_INET" t_semant
 run_test "same socket semantics as TCP: AF_INET6/IPPROTO_SMC vs AF_INET6" t_semantics inet6 ipproto-smc6
 run_test "pr_debug at protocol decisions, switched on by dynamic debug" t_dynamic_debug
 run_test "ib_core client: RDMA devices added and removed, ports, RoCEv2 GIDs, port events" t_ib_devices
+run_test "UEID table over SMC_GEN_NETLINK answers exactly as upstream's" t_ueid_table
 run_test "smc_rs listener <- 1000 random CLC headers and messages: survives, still serves" t_fuzz_listener
 run_test "listeners closed under load of handshakes, then rmmod" t_listener_close_under_load
 run_test "rmmod refused while an AF_SMC socket is open, fine after" t_rmmod_busy

@@ -12,6 +12,7 @@
 #include <net/tcp.h>
 #include <net/netns/generic.h>
 #include <rdma/ib_verbs.h>
+#include <net/genetlink.h>
 
 #include "smc_rs_helpers.h"
 
@@ -215,4 +216,29 @@ void smc_rs_rcu_read_lock(void)
 void smc_rs_rcu_read_unlock(void)
 {
 	rcu_read_unlock();
+}
+
+void smc_rs_genlmsg_end(struct sk_buff *skb, void *hdr)
+{
+	genlmsg_end(skb, hdr);
+}
+
+void smc_rs_genlmsg_cancel(struct sk_buff *skb, void *hdr)
+{
+	genlmsg_cancel(skb, hdr);
+}
+
+u32 smc_rs_netlink_cb_portid(const struct sk_buff *skb)
+{
+	return NETLINK_CB(skb).portid;
+}
+
+u8 smc_rs_genl_dump_cmd(struct netlink_callback *cb)
+{
+	return genl_info_dump(cb)->genlhdr->cmd;
+}
+
+unsigned int smc_rs_skb_len(const struct sk_buff *skb)
+{
+	return skb->len;
 }

@@ -36,4 +36,5 @@ pub(crate) mod args;
 pub(crate) mod socket;
 
 pub(crate) mod family;
+pub(crate) mod genl;
 pub(crate) mod registration;

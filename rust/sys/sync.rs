@@ -78,3 +78,46 @@ impl Drop for RcuReadGuard {
         unsafe { bindings::smc_rs_rcu_read_unlock() };
     }
 }
+
+/// An immutable value that readers use under RCU and writers replace as a
+/// whole: readers never wait, a replaced value is freed once no reader can
+/// see it any more. For small, rarely changed, often read tables.
+pub(crate) struct RcuPointer<T: Send + Sync + 'static> {
+    ptr: core::sync::atomic::AtomicPtr<T>,
+    _owns: core::marker::PhantomData<kernel::alloc::KBox<T>>,
+}
+
+impl<T: Send + Sync + 'static> RcuPointer<T> {
+    /// Nothing published.
+    pub(crate) const fn new() -> Self {
+        RcuPointer {
+            ptr: core::sync::atomic::AtomicPtr::new(core::ptr::null_mut()),
+            _owns: core::marker::PhantomData,
+        }
+    }
+
+    /// Calls `f` with the published value under the RCU read lock: `f` must
+    /// not sleep, and cannot keep the reference.
+    pub(crate) fn read<R>(&self, f: impl FnOnce(Option<&T>) -> R) -> R {
+        let _rcu = RcuReadGuard::new();
+        let p = self.ptr.load(core::sync::atomic::Ordering::Acquire);
+        // A published value is freed only after a grace period that starts
+        // after it was unpublished, and this read-side section began before.
+        // SAFETY: so `p` is NULL or valid until `_rcu` goes.
+        f(unsafe { p.as_ref() })
+    }
+
+    /// Publishes `new` (or nothing) and frees the old value after a grace
+    /// period. May sleep.
+    pub(crate) fn replace(&self, new: Option<kernel::alloc::KBox<T>>) {
+        let newp = new.map_or(core::ptr::null_mut(), kernel::alloc::KBox::into_raw);
+        let old = self.ptr.swap(newp, core::sync::atomic::Ordering::AcqRel);
+        if old.is_null() {
+            return;
+        }
+        // SAFETY: waits until every reader that may have seen `old` is done.
+        unsafe { bindings::synchronize_rcu() };
+        // SAFETY: `old` came from `KBox::into_raw` here and nobody sees it now.
+        drop(unsafe { kernel::alloc::KBox::from_raw(old) });
+    }
+}

@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Generic netlink families: registration (RAII), the `doit`/`dumpit`
+//! trampolines, the request's attributes and the messages of a dump.
+//!
+//! A family is a [`GenlFamily`]: its name, version, commands (each a `do`
+//! or a `dump`, with or without `CAP_NET_ADMIN`, which the netlink core
+//! checks) and the string attributes its requests may carry (the policy
+//! the core validates against before a handler runs).
+
+use super::bindings;
+use super::errno::{EINVAL, EMSGSIZE, ENOMEM};
+use core::ffi::{c_int, c_long};
+use core::marker::PhantomData;
+use core::ptr::null_mut;
+use core::sync::atomic::{AtomicPtr, Ordering};
+use kernel::error::{to_result, Result};
+use kernel::prelude::*;
+use kernel::types::Opaque;
+use kernel::ThisModule;
+
+/// What a command does.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CommandKind {
+    /// A request answered by an error code (`doit`).
+    Do,
+    /// A dump: messages until the handler has no more (`dumpit`).
+    Dump,
+}
+
+/// One command of a family.
+pub(crate) struct GenlCommand {
+    /// Its number.
+    pub(crate) cmd: u8,
+    /// Do or dump.
+    pub(crate) kind: CommandKind,
+    /// Needs `CAP_NET_ADMIN` in the caller's network namespace.
+    pub(crate) admin: bool,
+    /// Its requests may carry these string attributes (number, maximum
+    /// length without the NUL); every other attribute is rejected.
+    pub(crate) strings: &'static [(u16, u16)],
+}
+
+/// A generic netlink family.
+pub(crate) trait GenlFamily: Sized + 'static {
+    /// The family's name.
+    const NAME: &'static CStr;
+    /// Its version.
+    const VERSION: u32;
+    /// Its commands.
+    const COMMANDS: &'static [GenlCommand];
+    /// The highest attribute number any command accepts.
+    const MAX_ATTR: u16;
+
+    /// Runs a `Do` command.
+    fn doit(cmd: u8, req: &GenlRequest<'_>) -> Result;
+    /// Runs a `Dump` command: fills `dump` with messages from where its
+    /// cursor says, and leaves the cursor where the next call goes on.
+    fn dumpit(cmd: u8, dump: &mut GenlDump<'_, Self>) -> Result;
+}
+
+/// The registered family's C table, for the dump trampoline's `genlmsg_put`.
+static FAMILY: AtomicPtr<bindings::genl_family> = AtomicPtr::new(null_mut());
+
+/// The C tables of a family, pinned for its registration.
+struct Tables {
+    family: Opaque<bindings::genl_family>,
+    ops: KVec<bindings::genl_ops>,
+    /// One policy per command: `MAX_ATTR + 1` entries each.
+    _policies: KVec<KVec<bindings::nla_policy>>,
+    /// The family-wide policy: every attribute rejected.
+    reject: KVec<bindings::nla_policy>,
+}
+
+/// A registered family; unregisters on drop.
+pub(crate) struct GenlRegistration<F: GenlFamily> {
+    tables: Pin<KBox<Tables>>,
+    _f: PhantomData<F>,
+}
+
+// SAFETY: the tables are written before registration and only read by the
+// netlink core afterwards.
+unsafe impl<F: GenlFamily> Send for GenlRegistration<F> {}
+// SAFETY: as above.
+unsafe impl<F: GenlFamily> Sync for GenlRegistration<F> {}
+
+/// A policy of `max + 1` entries: the given strings accepted, all else rejected.
+fn policy(max: u16, strings: &[(u16, u16)]) -> Result<KVec<bindings::nla_policy>> {
+    let mut p = KVec::with_capacity(usize::from(max) + 1, GFP_KERNEL)?;
+    for attr in 0..=max {
+        // SAFETY: all-zero is a valid `nla_policy` (NLA_UNSPEC).
+        let mut e: bindings::nla_policy = unsafe { core::mem::zeroed() };
+        match strings.iter().find(|(a, _)| *a == attr) {
+            Some((_, len)) => {
+                e.type_ = bindings::NLA_STRING as u8;
+                e.len = *len;
+            }
+            None if attr > 0 => e.type_ = bindings::NLA_REJECT as u8,
+            None => {}
+        }
+        p.push(e, GFP_KERNEL)?;
+    }
+    Ok(p)
+}
+
+impl<F: GenlFamily> GenlRegistration<F> {
+    /// Registers the family.
+    pub(crate) fn register(module: &'static ThisModule) -> Result<Self> {
+        let mut ops = KVec::with_capacity(F::COMMANDS.len(), GFP_KERNEL)?;
+        let mut policies = KVec::with_capacity(F::COMMANDS.len(), GFP_KERNEL)?;
+        for c in F::COMMANDS {
+            policies.push(policy(F::MAX_ATTR, c.strings)?, GFP_KERNEL)?;
+        }
+        for (c, p) in F::COMMANDS.iter().zip(policies.iter()) {
+            // SAFETY: all-zero is "no callback, no flags" for a `genl_ops`.
+            let mut op: bindings::genl_ops = unsafe { core::mem::zeroed() };
+            op.cmd = c.cmd;
+            op.flags = if c.admin { bindings::GENL_ADMIN_PERM as u8 } else { 0 };
+            match c.kind {
+                CommandKind::Do => op.doit = Some(doit_trampoline::<F>),
+                CommandKind::Dump => op.dumpit = Some(dumpit_trampoline::<F>),
+            }
+            if !c.strings.is_empty() {
+                // The policy lives in `policies`, owned by the registration.
+                op.policy = p.as_ptr();
+                op.maxattr = u32::from(F::MAX_ATTR);
+            }
+            ops.push(op, GFP_KERNEL)?;
+        }
+        let tables = KBox::pin(
+            Tables {
+                family: Opaque::uninit(),
+                ops,
+                _policies: policies,
+                reject: policy(F::MAX_ATTR, &[])?,
+            },
+            GFP_KERNEL,
+        )?;
+        let fam = tables.family.get();
+        // All-zero is an unregistered family without callbacks.
+        // SAFETY: not shared yet: writing it is exclusive; the pointers stored
+        // point into `tables`, which outlives the registration.
+        unsafe {
+            fam.write(core::mem::zeroed());
+            for (d, s) in (*fam).name.iter_mut().zip(F::NAME.as_bytes_with_nul()) {
+                *d = *s as _;
+            }
+            (*fam).version = F::VERSION;
+            (*fam).maxattr = u32::from(F::MAX_ATTR);
+            (*fam).policy = tables.reject.as_ptr();
+            (*fam).set_netnsok(1);
+            (*fam).module = module.as_ptr().cast();
+            (*fam).ops = tables.ops.as_ptr();
+            (*fam).n_ops = tables.ops.len() as u8;
+            (*fam).resv_start_op = F::COMMANDS.iter().map(|c| c.cmd).max().unwrap_or(0).saturating_add(1);
+        }
+        FAMILY
+            .compare_exchange(null_mut(), fam, Ordering::AcqRel, Ordering::Acquire)
+            .map_err(|_| super::errno::EBUSY)?;
+        // SAFETY: filled above, pinned until `drop` unregisters it.
+        if let Err(e) = to_result(unsafe { bindings::genl_register_family(fam) }) {
+            FAMILY.store(null_mut(), Ordering::Release);
+            return Err(e);
+        }
+        Ok(GenlRegistration {
+            tables,
+            _f: PhantomData,
+        })
+    }
+}
+
+impl<F: GenlFamily> Drop for GenlRegistration<F> {
+    fn drop(&mut self) {
+        // Waits for running handlers.
+        // SAFETY: registered in `register`, unregistered once.
+        unsafe { bindings::genl_unregister_family(self.tables.family.get()) };
+        FAMILY.store(null_mut(), Ordering::Release);
+    }
+}
+
+/// The attributes of a `do` request, validated against the command's policy.
+pub(crate) struct GenlRequest<'a> {
+    info: *mut bindings::genl_info,
+    max: u16,
+    _call: PhantomData<&'a ()>,
+}
+
+impl GenlRequest<'_> {
+    /// The payload of attribute `attr`, if the request carries it.
+    pub(crate) fn attr(&self, attr: u16) -> Option<&[u8]> {
+        if attr > self.max {
+            return None;
+        }
+        // `attrs` has `maxattr + 1` entries (the command's policy), each
+        // NULL or a validated attribute inside the request message, which
+        // lives for the call.
+        // SAFETY: so the reads stay inside valid memory.
+        unsafe {
+            let attrs = (*self.info).attrs;
+            if attrs.is_null() {
+                return None;
+            }
+            let nla = *attrs.add(usize::from(attr));
+            if nla.is_null() {
+                return None;
+            }
+            let len = usize::from((*nla).nla_len).checked_sub(core::mem::size_of::<bindings::nlattr>())?;
+            Some(core::slice::from_raw_parts(nla.cast::<u8>().add(core::mem::size_of::<bindings::nlattr>()), len))
+        }
+    }
+}
+
+/// A dump in progress: the reply buffer and the cursor kept between calls.
+pub(crate) struct GenlDump<'a, F: GenlFamily> {
+    skb: *mut bindings::sk_buff,
+    cb: *mut bindings::netlink_callback,
+    _call: PhantomData<(&'a mut (), F)>,
+}
+
+impl<F: GenlFamily> GenlDump<'_, F> {
+    /// Six words kept from one call of the dump to the next (0 at first).
+    pub(crate) fn cursor(&mut self) -> &mut [c_long; 6] {
+        // SAFETY: `cb` is live for the call and its `args` are ours.
+        unsafe { &mut (*self.cb).__bindgen_anon_1.args }
+    }
+
+    /// Adds one message of command `cmd` (flagged `NLM_F_MULTI`) built by
+    /// `fill`. `EMSGSIZE` when the buffer is full: the message is taken
+    /// back and the caller stops, to go on in the next call.
+    pub(crate) fn message(&mut self, cmd: u8, fill: impl FnOnce(&mut GenlMessage<'_>) -> Result) -> Result {
+        let family = FAMILY.load(Ordering::Acquire);
+        // SAFETY: `skb` and `cb` are live for the call; the family is
+        // registered while its handlers run.
+        let hdr = unsafe {
+            bindings::genlmsg_put(
+                self.skb,
+                bindings::smc_rs_netlink_cb_portid((*self.cb).skb),
+                (*(*self.cb).nlh).nlmsg_seq,
+                family,
+                bindings::NLM_F_MULTI as c_int,
+                cmd,
+            )
+        };
+        if hdr.is_null() {
+            return Err(EMSGSIZE.into());
+        }
+        let mut msg = GenlMessage {
+            skb: self.skb,
+            _call: PhantomData,
+        };
+        match fill(&mut msg) {
+            // SAFETY: `hdr` was put into `skb` above.
+            Ok(()) => unsafe { bindings::smc_rs_genlmsg_end(self.skb, hdr) },
+            Err(e) => {
+                // SAFETY: as above; removes the partial message.
+                unsafe { bindings::smc_rs_genlmsg_cancel(self.skb, hdr) };
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A message being built in a dump.
+pub(crate) struct GenlMessage<'a> {
+    skb: *mut bindings::sk_buff,
+    _call: PhantomData<&'a mut ()>,
+}
+
+impl GenlMessage<'_> {
+    /// Adds attribute `attr` with payload `data`.
+    pub(crate) fn put(&mut self, attr: u16, data: &[u8]) -> Result {
+        let len = c_int::try_from(data.len()).map_err(|_| EINVAL)?;
+        // SAFETY: live reply buffer; `data` is readable for `len` bytes.
+        let rc = unsafe { bindings::nla_put(self.skb, c_int::from(attr), len, data.as_ptr().cast()) };
+        if rc != 0 {
+            return Err(EMSGSIZE.into());
+        }
+        Ok(())
+    }
+}
+
+/// # Safety
+///
+/// `genl_ops::doit` of a family registered as `F`.
+unsafe extern "C" fn doit_trampoline<F: GenlFamily>(
+    _skb: *mut bindings::sk_buff,
+    info: *mut bindings::genl_info,
+) -> c_int {
+    // SAFETY: `info` and its header are live for the call.
+    let cmd = unsafe { (*(*info).genlhdr).cmd };
+    let req = GenlRequest {
+        info,
+        max: F::MAX_ATTR,
+        _call: PhantomData,
+    };
+    match F::doit(cmd, &req) {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// # Safety
+///
+/// `genl_ops::dumpit` of a family registered as `F`.
+unsafe extern "C" fn dumpit_trampoline<F: GenlFamily>(
+    skb: *mut bindings::sk_buff,
+    cb: *mut bindings::netlink_callback,
+) -> c_int {
+    // SAFETY: `cb` is live for the call and belongs to a genl dump.
+    let cmd = unsafe { bindings::smc_rs_genl_dump_cmd(cb) };
+    let mut dump = GenlDump::<F> {
+        skb,
+        cb,
+        _call: PhantomData,
+    };
+    match F::dumpit(cmd, &mut dump) {
+        // A full buffer ends this part of the dump; the cursor says where
+        // the next one goes on.
+        Ok(()) | Err(_) if dump_has_data(skb) => {
+            // SAFETY: live reply buffer.
+            unsafe { bindings::smc_rs_skb_len(skb) as c_int }
+        }
+        Ok(()) => 0,
+        Err(e) if e == EMSGSIZE => ENOMEM.to_neg(),
+        Err(e) => e.to_errno(),
+    }
+}
+
+fn dump_has_data(skb: *mut bindings::sk_buff) -> bool {
+    // SAFETY: live reply buffer (called from the trampoline only).
+    unsafe { bindings::smc_rs_skb_len(skb) > 0 }
+}
