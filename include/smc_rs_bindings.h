@@ -21,5 +21,8 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_cache.h>
 #include <net/genetlink.h>
+#include <linux/sock_diag.h>
+#include <linux/inet_diag.h>
+#include <linux/smc_diag.h>
 
 #include "smc_rs_helpers.h"

@@ -63,4 +63,16 @@ u32 smc_rs_netlink_cb_portid(const struct sk_buff *skb);
 u8 smc_rs_genl_dump_cmd(struct netlink_callback *cb);
 unsigned int smc_rs_skb_len(const struct sk_buff *skb);
 
+void smc_rs_sk_add_node(struct sock *sk, struct hlist_head *list);
+bool smc_rs_sk_del_node_init(struct sock *sk);
+struct nlmsghdr *smc_rs_nlmsg_put(struct sk_buff *skb, u32 portid, u32 seq, int type,
+				  int payload, int flags);
+void smc_rs_nlmsg_end(struct sk_buff *skb, struct nlmsghdr *nlh);
+void smc_rs_nlmsg_cancel(struct sk_buff *skb, struct nlmsghdr *nlh);
+u32 smc_rs_diag_uid(const struct sk_buff *request, struct sock *sk);
+struct net *smc_rs_skb_sock_net(const struct sk_buff *skb);
+struct sock *smc_rs_net_diag_nlsk(const struct net *net);
+u32 smc_rs_diag_min_dump_alloc(void);
+void *smc_rs_nlmsg_data(const struct nlmsghdr *nlh);
+
 #endif

@@ -18,6 +18,7 @@ use crate::sys::errno::{
     EAGAIN, EALREADY, EINPROGRESS, EINVAL, EISCONN, ENOMEM, ENOPROTOOPT, EPROTONOSUPPORT,
     ESOCKTNOSUPPORT,
 };
+use crate::sys::diag::{DiagInfo, SockDiag};
 use crate::sys::family::{AcceptArg, SocketFamily};
 use crate::sys::listen::ListenOwner;
 use crate::sys::net::Net;
@@ -27,7 +28,7 @@ use crate::sys::socket::{with_user_socket, FileRedirect, Socket};
 use crate::sys::tcp::KernelSocket;
 use crate::sys::work::SockWork;
 use crate::wire::clc::DeclineReason;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::prelude::*;
 use kernel::workqueue::{impl_has_work, new_work, Work, WorkItem};
 
@@ -46,6 +47,12 @@ pub(crate) enum SmcState {
     Closed,
 }
 
+/// `sk_state` of an SMC socket, numbered as upstream's (and reported by
+/// sock_diag): connected.
+pub(crate) const SMC_ACTIVE: u8 = 1;
+/// Created, not connected.
+pub(crate) const SMC_INIT: u8 = 2;
+
 /// The work item that finishes a non-blocking connect.
 pub(crate) const CONNECT_WORK: u64 = 1;
 /// The work item of a listener that takes TCP's new connections.
@@ -61,6 +68,10 @@ pub(crate) struct SmcSock {
     /// A non-blocking connect's handshakes are running: poll must not report
     /// the TCP socket ready before they are done.
     connecting: AtomicBool,
+    /// Why the connection uses TCP (0 while it does not), for sock_diag.
+    fallback_reason: AtomicU32,
+    /// What the peer's decline said, for sock_diag.
+    peer_diagnosis: AtomicU32,
     /// What poll, accept and TCP's SYN handling need of a listener.
     #[pin]
     listen: ListenCounters,
@@ -75,6 +86,21 @@ pub(crate) struct SmcLocked {
     state: SmcState,
     /// What the peer's CLC decline said, if it sent one.
     peer_diagnosis: u32,
+}
+
+impl SockDiag for SmcSock {
+    fn diag_info(&self) -> DiagInfo {
+        let reason = self.fallback_reason.load(Ordering::Relaxed);
+        DiagInfo {
+            mode: if reason != 0 {
+                b::SMC_DIAG_MODE_FALLBACK_TCP as u8
+            } else {
+                b::SMC_DIAG_MODE_SMCR as u8
+            },
+            fallback_reason: reason,
+            peer_diagnosis: self.peer_diagnosis.load(Ordering::Relaxed),
+        }
+    }
 }
 
 impl SockState for SmcSock {
@@ -112,6 +138,8 @@ impl SmcSock {
         try_pin_init!(SmcSock {
             clcsock,
             connecting: AtomicBool::new(false),
+            fallback_reason: AtomicU32::new(0),
+            peer_diagnosis: AtomicU32::new(0),
             listen <- ListenCounters::new(),
             connect_work <- new_work!("SmcSock::connect_work"),
             listen_work <- new_work!("SmcSock::listen_work"),
@@ -245,6 +273,10 @@ fn enter_fallback(sock: &Sock<'_>, st: &mut Guard<'_>, side: Side, reason: Decli
         clc(sock).mark_connecting();
     }
     st.state = SmcState::Fallback(reason);
+    let state = sock.sk().state();
+    state.fallback_reason.store(reason.code(), Ordering::Relaxed);
+    state.peer_diagnosis.store(st.peer_diagnosis, Ordering::Relaxed);
+    st.set_sk_state(SMC_ACTIVE);
     sock.set_connected(st);
     // Without a file (a kernel socket) the calls keep coming through our
     // proto_ops, which forward to the clcsock in this state.
@@ -377,6 +409,8 @@ fn new_socket(net: &Net, kind: i16, family: u32) -> Result<(impl PinInit<SmcSock
 
 #[vtable]
 impl SocketFamily for SmcSock {
+    const INITIAL_STATE: u8 = SMC_INIT;
+
     fn create(net: &Net, kind: i16, protocol: i32) -> Result<(impl PinInit<Self, Error>, SmcLocked)> {
         if kind as u32 != b::sock_type_SOCK_STREAM {
             return Err(ESOCKTNOSUPPORT.into());

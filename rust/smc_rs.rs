@@ -24,6 +24,7 @@ mod ueid;
 mod wire;
 
 use sys::bindings;
+use sys::diag::DiagRegistration;
 use sys::genl::GenlRegistration;
 use sys::ib::client::IbClient;
 use sys::pernet::PernetRegistration;
@@ -44,6 +45,7 @@ module! {
 /// requests and the UEID table goes, then the handshake queue is drained,
 /// then the RDMA devices are let go, then the counters go.
 struct SmcRs {
+    _diag: DiagRegistration<af_smc::SmcSock>,
     _family: Registration<af_smc::SmcSock>,
     _netlink: GenlRegistration<netlink::SmcNetlink>,
     _ueids: ueid::Ueids,
@@ -61,8 +63,10 @@ impl kernel::Module for SmcRs {
         let ueids = ueid::Ueids::new();
         let netlink = GenlRegistration::register(module)?;
         let family = Registration::new(bindings::PF_SMC, c_str!("SMC"), module)?;
+        let diag = DiagRegistration::register(bindings::PF_SMC as u8, module)?;
         pr_info!("AF_SMC (family {}) registered\n", bindings::PF_SMC);
         Ok(SmcRs {
+            _diag: diag,
             _family: family,
             _netlink: netlink,
             _ueids: ueids,

@@ -210,6 +210,22 @@ t_ueid_table() {
 	return $rc
 }
 
+t_smc_diag() {
+	# sock_diag for AF_SMC in smc_diag's ABI: sockets in known states
+	# (unconnected, listening, fallback clients shut down or not, an
+	# accepted fallback) must be reported exactly as upstream reports them.
+	local dir rc=0
+	dir=$(mktemp -d)
+	python3 "$here/smc_diag_probe.py" 7600 >"$dir/smc_rs.txt" || return 1
+	rmmod smc_rs && modprobe smc && modprobe smc_diag || return 1
+	python3 "$here/smc_diag_probe.py" 7700 >"$dir/upstream.txt" || rc=1
+	rmmod smc_diag; rmmod smc; insmod "$SMC_TOP/smc_rs.ko" || return 1
+	cat "$dir/smc_rs.txt"
+	[ "$(wc -l <"$dir/smc_rs.txt")" -ge 8 ] || rc=1
+	diff -u "$dir/upstream.txt" "$dir/smc_rs.txt" || rc=1
+	return $rc
+}
+
 t_reload() {
 	for _ in 1 2 3; do
 		rmmod smc_rs && insmod "$ko" || return 1
@@ -244,6 +260,7 @@ run_test "same socket semantics as TCP: AF_INET6/IPPROTO_SMC vs AF_INET6" t_sema
 run_test "pr_debug at protocol decisions, switched on by dynamic debug" t_dynamic_debug
 run_test "ib_core client: RDMA devices added and removed, ports, RoCEv2 GIDs, port events" t_ib_devices
 run_test "UEID table over SMC_GEN_NETLINK answers exactly as upstream's" t_ueid_table
+run_test "smc_diag (sock_diag for AF_SMC) reports what upstream's reports" t_smc_diag
 run_test "smc_rs listener <- 1000 random CLC headers and messages: survives, still serves" t_fuzz_listener
 run_test "listeners closed under load of handshakes, then rmmod" t_listener_close_under_load
 run_test "rmmod refused while an AF_SMC socket is open, fine after" t_rmmod_busy

@@ -8,7 +8,7 @@ use super::args::{MsgHdr, PollTable, SockAddr, SockAddrOut, SockoptIn, SockoptOu
 use super::bindings;
 use super::errno::{EAFNOSUPPORT, ENOBUFS};
 use super::net::Net;
-use super::registration::tables;
+use super::registration::{hash, tables, unhash};
 use super::sock::{SmcSk, SockState};
 use super::socket::{FileRedirect, NewSocket, Socket};
 use core::ffi::{c_char, c_int, c_uint, c_ulong};
@@ -33,6 +33,9 @@ pub(crate) struct AcceptArg {
 /// become negative errnos.
 #[vtable]
 pub(crate) trait SocketFamily: SockState {
+    /// `sk_state` of a new socket (what sock_diag reports for it).
+    const INITIAL_STATE: u8;
+
     /// Makes the state of a new socket of `kind` (`SOCK_STREAM`, ...) and
     /// `protocol` in `net`: an initialiser that builds it in place in the
     /// socket, and the value of its locked part.
@@ -200,6 +203,8 @@ impl<F: SocketFamily> Adapter<F> {
                 if !sock.is_null() {
                     (*sock).flags |= 1 << bindings::SOCK_CUSTOM_SOCKOPT;
                 }
+                (*sk).__sk_common.skc_state = F::INITIAL_STATE;
+                hash(sk);
             }
             Ok(0)
         })
@@ -238,6 +243,9 @@ impl<F: SocketFamily> Adapter<F> {
         // SAFETY: the file, if any, is the one being closed; no one else
         // calls on `sock` any more.
         unsafe { FileRedirect::undo(sock) };
+        // Off the family's list (sock_diag): the socket is closed.
+        // SAFETY: ours, and the reference `sk_alloc` gave is still held.
+        unsafe { unhash(sk) };
         // Detach the socket from the file, then drop the reference `sk_alloc`
         // gave us; work still holding one keeps it alive.
         // SAFETY: `sk` is live until that last `sock_put`, after which it is unused.
@@ -445,6 +453,8 @@ unsafe fn install<F: SocketFamily>(
         bindings::smc_rs_sock_lock_init_class(sk);
         (*sk).sk_destruct = Some(Adapter::<F>::destruct);
         (*sk).sk_protocol = protocol as u16;
+        (*sk).__sk_common.skc_state = F::INITIAL_STATE;
+        hash(sk);
     }
     Ok(())
 }

@@ -13,6 +13,7 @@
 #include <net/netns/generic.h>
 #include <rdma/ib_verbs.h>
 #include <net/genetlink.h>
+#include <linux/sock_diag.h>
 
 #include "smc_rs_helpers.h"
 
@@ -241,4 +242,55 @@ u8 smc_rs_genl_dump_cmd(struct netlink_callback *cb)
 unsigned int smc_rs_skb_len(const struct sk_buff *skb)
 {
 	return skb->len;
+}
+
+void smc_rs_sk_add_node(struct sock *sk, struct hlist_head *list)
+{
+	sk_add_node(sk, list);
+}
+
+bool smc_rs_sk_del_node_init(struct sock *sk)
+{
+	return sk_del_node_init(sk);
+}
+
+struct nlmsghdr *smc_rs_nlmsg_put(struct sk_buff *skb, u32 portid, u32 seq, int type,
+				  int payload, int flags)
+{
+	return nlmsg_put(skb, portid, seq, type, payload, flags);
+}
+
+void smc_rs_nlmsg_end(struct sk_buff *skb, struct nlmsghdr *nlh)
+{
+	nlmsg_end(skb, nlh);
+}
+
+void smc_rs_nlmsg_cancel(struct sk_buff *skb, struct nlmsghdr *nlh)
+{
+	nlmsg_cancel(skb, nlh);
+}
+
+u32 smc_rs_diag_uid(const struct sk_buff *request, struct sock *sk)
+{
+	return from_kuid_munged(sk_user_ns(NETLINK_CB(request).sk), sock_i_uid(sk));
+}
+
+struct net *smc_rs_skb_sock_net(const struct sk_buff *skb)
+{
+	return sock_net(skb->sk);
+}
+
+struct sock *smc_rs_net_diag_nlsk(const struct net *net)
+{
+	return net->diag_nlsk;
+}
+
+u32 smc_rs_diag_min_dump_alloc(void)
+{
+	return SKB_WITH_OVERHEAD(32768);
+}
+
+void *smc_rs_nlmsg_data(const struct nlmsghdr *nlh)
+{
+	return nlmsg_data(nlh);
 }

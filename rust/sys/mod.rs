@@ -35,6 +35,7 @@ pub(crate) mod work;
 pub(crate) mod args;
 pub(crate) mod socket;
 
+pub(crate) mod diag;
 pub(crate) mod family;
 pub(crate) mod genl;
 pub(crate) mod registration;

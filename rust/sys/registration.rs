@@ -12,6 +12,7 @@ use super::bindings;
 use super::errno::{EBUSY, EEXIST};
 use super::family::{Adapter, SocketFamily};
 use super::sock::SmcSk;
+use super::sync::{new_spinlock_bh, SpinLockBh};
 use core::ffi::{c_char, c_int, c_uint};
 use core::marker::PhantomData;
 use core::ptr::null_mut;
@@ -24,13 +25,25 @@ use kernel::ThisModule;
 /// The C tables of a registered family. They live in a pinned allocation
 /// owned by [`Registration`], and sockets point into them; the module cannot
 /// be unloaded while a socket exists (each holds a reference on `owner`).
+#[pin_data]
 struct Tables {
     proto: Opaque<bindings::proto>,
     ops: Opaque<bindings::proto_ops>,
     family: Opaque<bindings::net_proto_family>,
     /// The same sockets made through `AF_INET` and `AF_INET6`.
     inet: [InetTables; 2],
+    /// Every socket of the family from creation to `close()`, newest first
+    /// (what sock_diag lists); each entry holds a socket reference.
+    #[pin]
+    sockets: SpinLockBh<SockList>,
 }
+
+/// An `hlist` of `struct sock` linked through `sk_node`.
+struct SockList(bindings::hlist_head);
+
+// SAFETY: the list is only reached under its lock; the sockets in it are
+// made for use from any context.
+unsafe impl Send for SockList {}
 
 /// What `socket(AF_INET or AF_INET6, SOCK_STREAM, IPPROTO_SMC)` finds: an
 /// `inet_protosw` pointing at a proto of the family's own and the same
@@ -50,6 +63,79 @@ unsafe impl Sync for Tables {}
 
 /// The registered family's tables, for `create`, which gets no context pointer.
 static TABLES: AtomicPtr<Tables> = AtomicPtr::new(null_mut());
+
+/// The registered tables.
+fn registered() -> Option<&'static Tables> {
+    let tables = TABLES.load(Ordering::Acquire);
+    // Published only while a `Registration` owns them, which outlives every
+    // socket of the family (the module cannot go while one exists) and
+    // every sock_diag dump (the handler is unregistered first).
+    // SAFETY: so they are valid for as long as anyone can call this.
+    unsafe { tables.as_ref() }
+}
+
+/// Adds a new socket to the family's list (taking a reference for it).
+///
+/// # Safety
+///
+/// `sk` must be a live socket of the family, not in the list.
+pub(super) unsafe fn hash(sk: *mut bindings::sock) {
+    if let Some(t) = registered() {
+        let mut list = t.sockets.lock();
+        // SAFETY: `sk_node` of a socket not in any list; the lock is held.
+        unsafe { bindings::smc_rs_sk_add_node(sk, &mut list.0) };
+    }
+}
+
+/// Takes a socket off the family's list (dropping the list's reference)
+/// if it is there.
+///
+/// # Safety
+///
+/// `sk` must be a live socket of the family on which the caller holds a
+/// reference of its own.
+pub(super) unsafe fn unhash(sk: *mut bindings::sock) {
+    if let Some(t) = registered() {
+        let _list = t.sockets.lock();
+        // SAFETY: the lock is held; the caller's reference keeps `sk` alive.
+        unsafe { bindings::smc_rs_sk_del_node_init(sk) };
+    }
+}
+
+/// Calls `f` for each socket of the family in `net`, newest first, from
+/// the `skip`th on, with the list locked (softirqs off: `f` must not
+/// sleep); stops at the first error. Returns how many were visited
+/// (skipped ones included) before `f` failed or the list ended.
+pub(super) fn for_each_sock(
+    net: *mut bindings::net,
+    skip: usize,
+    mut f: impl FnMut(*mut bindings::sock) -> Result,
+) -> usize {
+    let Some(t) = registered() else {
+        return 0;
+    };
+    let list = t.sockets.lock();
+    let mut node = list.0.first;
+    let mut n = 0;
+    let offset = core::mem::offset_of!(bindings::sock_common, __bindgen_anon_6.skc_node);
+    while !node.is_null() {
+        // Each node is the `skc_node` of a listed, live socket (the list
+        // holds a reference; `struct sock` starts with its `sock_common`).
+        // SAFETY: so stepping back to the socket stays inside it.
+        let sk = unsafe { node.cast::<u8>().sub(offset).cast::<bindings::sock>() };
+        // SAFETY: as above.
+        node = unsafe { (*node).next };
+        // SAFETY: a live socket's namespace pointer.
+        if unsafe { bindings::smc_rs_sock_net(sk) } != net {
+            continue;
+        }
+        if n >= skip && f(sk).is_err() {
+            return n;
+        }
+        n += 1;
+    }
+    n
+}
 
 /// The `struct proto` and `proto_ops` of the registered family, while it is
 /// registered. `sock_unregister` waits for running `create`/`accept`
@@ -262,13 +348,17 @@ impl<F: SocketFamily> Registration<F> {
             ops: Opaque::uninit(),
             protosw: Opaque::uninit(),
         };
-        let tables = KBox::pin(
-            Tables {
+        let tables = KBox::pin_init(
+            pin_init!(Tables {
                 proto: Opaque::uninit(),
                 ops: Opaque::uninit(),
                 family: Opaque::uninit(),
                 inet: [inet(), inet()],
-            },
+                sockets <- new_spinlock_bh!(
+                    SockList(bindings::hlist_head { first: null_mut() }),
+                    "smc_rs::sockets"
+                ),
+            }),
             GFP_KERNEL,
         )?;
         let size = core::mem::size_of::<SmcSk<F>>();

@@ -210,13 +210,18 @@ impl<S: SockState> SockGuard<'_, S> {
         } else {
             bindings::TCP_CLOSE
         };
+        self.set_sk_state(state as u8);
+    }
+
+    /// Sets `sk_state`, which the socket layer and sock_diag read.
+    pub(crate) fn set_sk_state(&self, state: u8) {
         // Written under the socket lock (invariant); the socket layer reads
         // it locklessly (READ_ONCE), hence the single volatile store.
         // SAFETY: a single-byte store into a live socket.
         unsafe {
             core::ptr::write_volatile(
                 addr_of_mut!((*self.sk.as_raw()).__sk_common.skc_state),
-                state as u8,
+                state,
             )
         };
     }

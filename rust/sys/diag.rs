@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The sock_diag handler of AF_SMC: `NETLINK_SOCK_DIAG` dumps of the
+//! family's sockets in upstream smc_diag's format (`struct smc_diag_msg`
+//! and its attributes), so `smcss` and other readers of that ABI work.
+
+use super::bindings;
+use super::errno::EMSGSIZE;
+use super::registration::for_each_sock;
+use super::sock::{SmcSk, SockState};
+use core::ffi::c_int;
+use core::marker::PhantomData;
+use kernel::error::Result;
+use kernel::prelude::*;
+use kernel::types::Opaque;
+use kernel::ThisModule;
+
+/// What a socket tells sock_diag about itself, read without its lock.
+pub(crate) struct DiagInfo {
+    /// `SMC_DIAG_MODE_*`.
+    pub(crate) mode: u8,
+    /// Why it uses TCP (0: it does not).
+    pub(crate) fallback_reason: u32,
+    /// What the peer's decline said.
+    pub(crate) peer_diagnosis: u32,
+}
+
+/// A protocol whose sockets sock_diag can list.
+pub(crate) trait SockDiag: SockState {
+    /// The socket's diagnostic state; called with softirqs off: no sleeping.
+    fn diag_info(&self) -> DiagInfo;
+}
+
+/// The registered sock_diag handler; unregisters on drop.
+pub(crate) struct DiagRegistration<S: SockDiag> {
+    handler: Pin<KBox<Opaque<bindings::sock_diag_handler>>>,
+    _s: PhantomData<S>,
+}
+
+// SAFETY: the handler table is written before registration and only read after.
+unsafe impl<S: SockDiag> Send for DiagRegistration<S> {}
+// SAFETY: as above.
+unsafe impl<S: SockDiag> Sync for DiagRegistration<S> {}
+
+impl<S: SockDiag> DiagRegistration<S> {
+    /// Registers the handler for address family `family`.
+    pub(crate) fn register(family: u8, module: &'static ThisModule) -> Result<Self> {
+        let handler = KBox::pin(Opaque::<bindings::sock_diag_handler>::uninit(), GFP_KERNEL)?;
+        let h = handler.get();
+        // All-zero is "no callback" for the entries left out.
+        // SAFETY: not shared yet: writing is exclusive.
+        unsafe {
+            h.write(core::mem::zeroed());
+            (*h).owner = module.as_ptr().cast();
+            (*h).family = family;
+            (*h).dump = Some(request_trampoline::<S>);
+        }
+        // `EBUSY` when smc_diag.ko (of upstream SMC) has the family.
+        // SAFETY: filled and pinned until `drop` unregisters it.
+        kernel::error::to_result(unsafe { bindings::sock_diag_register(h) })?;
+        Ok(DiagRegistration {
+            handler,
+            _s: PhantomData,
+        })
+    }
+}
+
+impl<S: SockDiag> Drop for DiagRegistration<S> {
+    fn drop(&mut self) {
+        // Waits for running requests; dumps in progress hold a module
+        // reference (`netlink_dump_control::module`).
+        // SAFETY: registered in `register`, unregistered once.
+        unsafe { bindings::sock_diag_unregister(self.handler.get()) };
+    }
+}
+
+/// # Safety
+///
+/// `sock_diag_handler::dump`: a request on a sock_diag socket.
+unsafe extern "C" fn request_trampoline<S: SockDiag>(
+    skb: *mut bindings::sk_buff,
+    nlh: *mut bindings::nlmsghdr,
+) -> c_int {
+    // SAFETY: `nlh` is the live request header.
+    let (kind, flags) = unsafe { ((*nlh).nlmsg_type, (*nlh).nlmsg_flags) };
+    if u32::from(kind) != bindings::SOCK_DIAG_BY_FAMILY || u32::from(flags) & bindings::NLM_F_DUMP == 0 {
+        return 0;
+    }
+    // SAFETY: all-zero is a dump control without callbacks.
+    let mut c: bindings::netlink_dump_control = unsafe { core::mem::zeroed() };
+    c.dump = Some(dump_trampoline::<S>);
+    // SAFETY: a helper returning a constant.
+    c.min_dump_alloc = unsafe { bindings::smc_rs_diag_min_dump_alloc() };
+    // This module's `struct module`: a dump in progress pins it.
+    c.module = &raw mut bindings::__this_module;
+    // The request's socket lives in the namespace whose diag socket answers.
+    // SAFETY: live request buffer and socket.
+    unsafe {
+        let net = bindings::smc_rs_skb_sock_net(skb);
+        bindings::__netlink_dump_start(bindings::smc_rs_net_diag_nlsk(net), skb, nlh, &mut c)
+    }
+}
+
+/// # Safety
+///
+/// `netlink_dump_control::dump` of a dump started by [`request_trampoline`].
+unsafe extern "C" fn dump_trampoline<S: SockDiag>(
+    skb: *mut bindings::sk_buff,
+    cb: *mut bindings::netlink_callback,
+) -> c_int {
+    // SAFETY: live reply buffer and callback; `args[0]` is ours (0 at first).
+    let (net, skip) = unsafe {
+        (
+            bindings::smc_rs_skb_sock_net(skb),
+            (*cb).__bindgen_anon_1.args[0].max(0) as usize,
+        )
+    };
+    let done = for_each_sock(net, skip, |sk| fill::<S>(skb, cb, sk));
+    // SAFETY: as above.
+    unsafe {
+        (*cb).__bindgen_anon_1.args[0] = done as _;
+        bindings::smc_rs_skb_len(skb) as c_int
+    }
+}
+
+/// Adds the message of one socket. `EMSGSIZE` when the buffer is full.
+fn fill<S: SockDiag>(
+    skb: *mut bindings::sk_buff,
+    cb: *mut bindings::netlink_callback,
+    sk: *mut bindings::sock,
+) -> Result {
+    // The socket is listed, so alive, with its state (see `for_each_sock`);
+    // `skb` and `cb` are the dump's.
+    // SAFETY: so every pointer read below is valid.
+    unsafe {
+        let smc = SmcSk::<S>::from_raw(sk);
+        let nlh = bindings::smc_rs_nlmsg_put(
+            skb,
+            bindings::smc_rs_netlink_cb_portid((*cb).skb),
+            (*(*cb).nlh).nlmsg_seq,
+            i32::from((*(*cb).nlh).nlmsg_type),
+            core::mem::size_of::<bindings::smc_diag_msg>() as c_int,
+            bindings::NLM_F_MULTI as c_int,
+        );
+        if nlh.is_null() {
+            return Err(EMSGSIZE.into());
+        }
+        let r = bindings::smc_rs_nlmsg_data(nlh).cast::<bindings::smc_diag_msg>();
+        r.write(core::mem::zeroed());
+        (*r).diag_family = (*sk).__sk_common.skc_family as u8;
+        bindings::sock_diag_save_cookie(sk, (*r).id.idiag_cookie.as_mut_ptr());
+        let info = smc.state().diag_info();
+        let tcp = smc.state().clcsock().sk().as_raw();
+        let c = &(*tcp).__sk_common;
+        (*r).id.idiag_sport = c.__bindgen_anon_3.__bindgen_anon_1.skc_num.to_be();
+        (*r).id.idiag_dport = c.__bindgen_anon_3.__bindgen_anon_1.skc_dport;
+        (*r).id.idiag_if = c.skc_bound_dev_if as u32;
+        // Addresses as upstream: by the SMC protocol number, so IPPROTO_SMC
+        // sockets report none.
+        match u32::from((*sk).sk_protocol) {
+            0 => {
+                (*r).id.idiag_src[0] = c.__bindgen_anon_1.__bindgen_anon_1.skc_rcv_saddr;
+                (*r).id.idiag_dst[0] = c.__bindgen_anon_1.__bindgen_anon_1.skc_daddr;
+            }
+            1 => {
+                (*r).id.idiag_src = c.skc_v6_rcv_saddr.in6_u.u6_addr32;
+                (*r).id.idiag_dst = c.skc_v6_daddr.in6_u.u6_addr32;
+            }
+            _ => {}
+        }
+        (*r).diag_state = (*sk).__sk_common.skc_state;
+        (*r).__bindgen_anon_1.diag_mode = info.mode;
+        (*r).diag_uid = bindings::smc_rs_diag_uid((*cb).skb, sk);
+        (*r).diag_inode = bindings::sock_i_ino(sk) as u64;
+        // The SMC socket's own bits: after a fallback, shutdown goes to TCP
+        // through the redirected file (upstream's too) and these stay 0.
+        let shutdown = (*sk).sk_shutdown;
+        let fallback = bindings::smc_diag_fallback {
+            reason: info.fallback_reason,
+            peer_diagnosis: info.peer_diagnosis,
+        };
+        let ok = bindings::nla_put(skb, bindings::SMC_DIAG_SHUTDOWN as c_int, 1, (&shutdown as *const u8).cast()) == 0
+            && bindings::nla_put(
+                skb,
+                bindings::SMC_DIAG_FALLBACK as c_int,
+                core::mem::size_of::<bindings::smc_diag_fallback>() as c_int,
+                (&fallback as *const bindings::smc_diag_fallback).cast(),
+            ) == 0;
+        if !ok {
+            bindings::smc_rs_nlmsg_cancel(skb, nlh);
+            return Err(EMSGSIZE.into());
+        }
+        bindings::smc_rs_nlmsg_end(skb, nlh);
+    }
+    Ok(())
+}
