@@ -12,7 +12,7 @@ SCRIPTS := $(TOP)/scripts
 KDIR ?= $(shell $(SCRIPTS)/build-kernel.sh)
 KPATH := $(shell source $(SCRIPTS)/lib.sh && kernel_path)
 
-.PHONY: all modules clippy kdir kernel setup clean help vm vm-pair check demo host-test fuzz fuzz-long selftests-build selftests
+.PHONY: all modules clippy kdir kernel setup clean help vm vm-pair check demo host-test fuzz fuzz-long selftests-build selftests tools
 
 all: modules
 
@@ -40,6 +40,11 @@ selftests-build:
 
 host-test:
 	@cd wire && cargo test --quiet
+
+# Userspace operator tools (smcss, ...), built with the rustup toolchain on
+# PATH: tools/target/release/smcss.
+tools:
+	@cargo build --release --locked --manifest-path tools/Cargo.toml
 
 # Coverage-guided fuzzing of the wire parsers: a short pass (also part of
 # `make check`), or the long one whose results go to wire/fuzz/RESULTS.md.
@@ -81,6 +86,7 @@ help:
 	@echo '  make clippy          lint the module with clippy (warnings are errors)'
 	@echo '  make -s kdir         print the path of the built kernel tree'
 	@echo '  make check           run all tests: cargo test + kselftests in the VMs'
+	@echo '  make tools           build the operator tools (tools/target/release/smcss)'
 	@echo '  make fuzz            short fuzzing pass over the wire parsers (fuzz-long: 10^7 runs each)'
 	@echo '  make demo            boot two VMs and show AF_SMC client and server talking'
 	@echo '  make vm CMD=...      run CMD in one VM   (MOD=smc_rs|upstream|none, default smc_rs)'

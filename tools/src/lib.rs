@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Shared code of the smc_rs operator tools.
+//!
+//! * [`netlink`]: a raw netlink socket, message and attribute parsing that
+//!   never trusts a length it was given, and the dump loop;
+//! * [`smc_diag`]: the `linux/smc_diag.h` ABI (request, reply, attributes);
+//! * [`getopt`]: `getopt_long(3)`-style option parsing, so the tools accept
+//!   and reject the same command lines as upstream's C tools;
+//! * [`smcss`]: the `smcss` table (header, rows, filters), pure functions.
+//!
+//! Each tool is a thin binary under `src/bin/`.
+
+#![forbid(unsafe_op_in_unsafe_fn)]
+
+pub mod getopt;
+pub mod netlink;
+pub mod smc_diag;
+pub mod smcss;
+
+/// The version every tool reports.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// `EXIT_FAILURE`: what upstream's tools return on every error.
+pub const EXIT_FAILURE: i32 = 1;
+
+/// Gives `SIGPIPE` back its default action, as a C program has it, so that
+/// `smcss | head -1` ends quietly instead of failing on a write error.
+pub fn default_sigpipe() {
+    // SAFETY: setting the default disposition of a signal has no
+    // preconditions; no handler of ours is replaced.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+/// The program name as C's tools print it: the last component of `argv[0]`.
+pub fn progname(argv0: Option<&str>, default: &'static str) -> String {
+    match argv0 {
+        Some(a) if !a.is_empty() => a.rsplit('/').next().unwrap_or(a).to_string(),
+        _ => default.to_string(),
+    }
+}
+
+/// `strerror(code)`, as `perror(3)` prints it: the text without Rust's
+/// " (os error N)" suffix.
+pub fn strerror(code: i32) -> String {
+    let text = std::io::Error::from_raw_os_error(code).to_string();
+    match text.rfind(" (os error ") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progname_is_basename() {
+        assert_eq!(progname(Some("/usr/sbin/smcss"), "x"), "smcss");
+        assert_eq!(progname(Some("smcss"), "x"), "smcss");
+        assert_eq!(progname(Some(""), "smcss"), "smcss");
+        assert_eq!(progname(None, "smcss"), "smcss");
+        assert_eq!(progname(Some("dir/"), "smcss"), "");
+    }
+
+    #[test]
+    fn strerror_like_perror() {
+        assert_eq!(strerror(libc::ENOENT), "No such file or directory");
+        assert_eq!(strerror(libc::EPERM), "Operation not permitted");
+    }
+}
