@@ -74,5 +74,10 @@ struct net *smc_rs_skb_sock_net(const struct sk_buff *skb);
 struct sock *smc_rs_net_diag_nlsk(const struct net *net);
 u32 smc_rs_diag_min_dump_alloc(void);
 void *smc_rs_nlmsg_data(const struct nlmsghdr *nlh);
+struct nlattr *smc_rs_nla_nest_start(struct sk_buff *skb, int attrtype);
+void smc_rs_nla_nest_end(struct sk_buff *skb, struct nlattr *start);
+void smc_rs_nla_nest_cancel(struct sk_buff *skb, struct nlattr *start);
+struct net *smc_rs_genl_info_net(const struct genl_info *info);
+const char *smc_rs_init_nodename(void);
 
 #endif

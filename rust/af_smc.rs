@@ -133,14 +133,15 @@ impl WorkItem<LISTEN_WORK> for SmcSock {
 }
 
 impl SmcSock {
-    /// The state of a new socket that owns `clcsock`.
-    fn new(clcsock: KernelSocket) -> impl PinInit<Self, Error> {
+    /// The state of a new socket that owns `clcsock`; `limit_hs` is its
+    /// `SMC_LIMIT_HS`.
+    fn new(clcsock: KernelSocket, limit_hs: bool) -> impl PinInit<Self, Error> {
         try_pin_init!(SmcSock {
             clcsock,
             connecting: AtomicBool::new(false),
             fallback_reason: AtomicU32::new(0),
             peer_diagnosis: AtomicU32::new(0),
-            listen <- ListenCounters::new(),
+            listen <- ListenCounters::new(limit_hs),
             connect_work <- new_work!("SmcSock::connect_work"),
             listen_work <- new_work!("SmcSock::listen_work"),
         }? Error)
@@ -404,7 +405,9 @@ fn new_socket(net: &Net, kind: i16, family: u32) -> Result<(impl PinInit<SmcSock
         return Err(ESOCKTNOSUPPORT.into());
     }
     let clcsock = KernelSocket::new_tcp(net, family)?;
-    Ok((SmcSock::new(clcsock), new_locked(SmcState::Init, 0)))
+    // New sockets take the namespace's default (upstream's `limit_smc_hs`).
+    let limit_hs = crate::stats::limit_handshakes(net);
+    Ok((SmcSock::new(clcsock, limit_hs), new_locked(SmcState::Init, 0)))
 }
 
 #[vtable]
@@ -495,7 +498,7 @@ impl SocketFamily for SmcSock {
         let nonblock = arg.flags & b::O_NONBLOCK as i32 != 0;
         let conn = listen::accept(sock.sk(), nonblock)?;
         Ok((
-            SmcSock::new(conn.clcsock),
+            SmcSock::new(conn.clcsock, false),
             new_locked(SmcState::Fallback(conn.reason), conn.peer_diagnosis),
         ))
     }

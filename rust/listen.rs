@@ -123,11 +123,11 @@ pub(crate) struct ListenCounters {
 }
 
 impl ListenCounters {
-    /// A socket that does not listen.
-    pub(crate) fn new() -> impl PinInit<Self> {
+    /// A socket that does not listen, with `SMC_LIMIT_HS` set to `limit`.
+    pub(crate) fn new(limit: bool) -> impl PinInit<Self> {
         pin_init!(ListenCounters {
             listening: AtomicBool::new(false),
-            limit_handshakes: AtomicBool::new(false),
+            limit_handshakes: AtomicBool::new(limit),
             counts <- new_spinlock_bh!(ListenCounts::default(), "ListenCounters::counts"),
         })
     }

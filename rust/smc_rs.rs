@@ -60,9 +60,11 @@ impl kernel::Module for SmcRs {
         let stats = PernetRegistration::new()?;
         let ib = IbClient::register(c_str!("smc_rs"))?;
         let handshakes = HandshakeQueue::new()?;
+        // The family first: taking family 43 is what tells whether upstream
+        // SMC is loaded, and says so.
+        let family = Registration::new(bindings::PF_SMC, c_str!("SMC"), module)?;
         let ueids = ueid::Ueids::new();
         let netlink = GenlRegistration::register(module)?;
-        let family = Registration::new(bindings::PF_SMC, c_str!("SMC"), module)?;
         let diag = DiagRegistration::register(bindings::PF_SMC as u8, module)?;
         pr_info!("AF_SMC (family {}) registered\n", bindings::PF_SMC);
         Ok(SmcRs {

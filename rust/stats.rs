@@ -7,7 +7,7 @@
 use crate::sys::pernet::PernetData;
 use crate::sys::net::Net;
 use crate::wire::clc::DeclineReason;
-use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 /// Which end of the connection a counter is about.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -37,6 +37,20 @@ pub(crate) struct NetStats {
     pub(crate) server: SideStats,
     /// Peers found to echo the SMC option without speaking CLC.
     pub(crate) non_clc_peers: AtomicU64,
+    /// New sockets start with `SMC_LIMIT_HS` on (upstream's
+    /// `net->smc.limit_smc_hs`, set by `SMC_NETLINK_ENABLE_HS_LIMITATION`).
+    pub(crate) limit_handshakes: AtomicBool,
+}
+
+/// Whether new sockets of `net` start with `SMC_LIMIT_HS` on.
+pub(crate) fn limit_handshakes(net: &Net) -> bool {
+    crate::sys::pernet::with::<NetStats, _>(net, |s| s.limit_handshakes.load(Ordering::Relaxed))
+        .unwrap_or(false)
+}
+
+/// Sets the `SMC_LIMIT_HS` default of new sockets of `net`.
+pub(crate) fn set_limit_handshakes(net: &Net, on: bool) {
+    crate::sys::pernet::with::<NetStats, _>(net, |s| s.limit_handshakes.store(on, Ordering::Relaxed));
 }
 
 static NET_STATS_ID: AtomicU32 = AtomicU32::new(0);

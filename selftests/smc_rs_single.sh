@@ -226,6 +226,22 @@ t_smc_diag() {
 	return $rc
 }
 
+t_genl_info() {
+	# SMC_GEN_NETLINK system information and the namespace's handshake
+	# limitation (the SMC_LIMIT_HS of new sockets): the same answers as
+	# upstream smc.ko.
+	local dir rc=0
+	dir=$(mktemp -d)
+	python3 "$here/smc_genl_probe.py" >"$dir/smc_rs.txt" || return 1
+	rmmod smc_rs && modprobe smc || return 1
+	python3 "$here/smc_genl_probe.py" >"$dir/upstream.txt" || rc=1
+	rmmod smc; insmod "$SMC_TOP/smc_rs.ko" || return 1
+	cat "$dir/smc_rs.txt"
+	grep -q '^new socket SMC_LIMIT_HS: 1$' "$dir/smc_rs.txt" || rc=1
+	diff -u "$dir/upstream.txt" "$dir/smc_rs.txt" || rc=1
+	return $rc
+}
+
 t_reload() {
 	for _ in 1 2 3; do
 		rmmod smc_rs && insmod "$ko" || return 1
@@ -261,6 +277,7 @@ run_test "pr_debug at protocol decisions, switched on by dynamic debug" t_dynami
 run_test "ib_core client: RDMA devices added and removed, ports, RoCEv2 GIDs, port events" t_ib_devices
 run_test "UEID table over SMC_GEN_NETLINK answers exactly as upstream's" t_ueid_table
 run_test "smc_diag (sock_diag for AF_SMC) reports what upstream's reports" t_smc_diag
+run_test "SMC_GEN_NETLINK system info and handshake limitation answer as upstream's" t_genl_info
 run_test "smc_rs listener <- 1000 random CLC headers and messages: survives, still serves" t_fuzz_listener
 run_test "listeners closed under load of handshakes, then rmmod" t_listener_close_under_load
 run_test "rmmod refused while an AF_SMC socket is open, fine after" t_rmmod_busy

@@ -10,6 +10,7 @@
 
 use super::bindings;
 use super::errno::{EINVAL, EMSGSIZE, ENOMEM};
+use super::net::Net;
 use core::ffi::{c_int, c_long};
 use core::marker::PhantomData;
 use core::ptr::null_mut;
@@ -160,6 +161,9 @@ impl<F: GenlFamily> GenlRegistration<F> {
         // SAFETY: filled above, pinned until `drop` unregisters it.
         if let Err(e) = to_result(unsafe { bindings::genl_register_family(fam) }) {
             FAMILY.store(null_mut(), Ordering::Release);
+            if e == super::errno::EEXIST {
+                pr_err!("generic netlink family {} is already registered\n", F::NAME);
+            }
             return Err(e);
         }
         Ok(GenlRegistration {
@@ -186,6 +190,12 @@ pub(crate) struct GenlRequest<'a> {
 }
 
 impl GenlRequest<'_> {
+    /// The network namespace the request came from.
+    pub(crate) fn net(&self) -> &Net {
+        // SAFETY: `info` is live for the call; its namespace outlives it.
+        unsafe { Net::from_raw(bindings::smc_rs_genl_info_net(self.info)) }
+    }
+
     /// The payload of attribute `attr`, if the request carries it.
     pub(crate) fn attr(&self, attr: u16) -> Option<&[u8]> {
         if attr > self.max {
@@ -218,6 +228,12 @@ pub(crate) struct GenlDump<'a, F: GenlFamily> {
 }
 
 impl<F: GenlFamily> GenlDump<'_, F> {
+    /// The network namespace the dump request came from.
+    pub(crate) fn net(&self) -> &Net {
+        // SAFETY: the request's socket and namespace outlive the dump call.
+        unsafe { Net::from_raw(bindings::smc_rs_skb_sock_net((*self.cb).skb)) }
+    }
+
     /// Six words kept from one call of the dump to the next (0 at first).
     pub(crate) fn cursor(&mut self) -> &mut [c_long; 6] {
         // SAFETY: `cb` is live for the call and its `args` are ours.
@@ -278,6 +294,43 @@ impl GenlMessage<'_> {
         }
         Ok(())
     }
+
+    /// Adds a `u8` attribute.
+    pub(crate) fn put_u8(&mut self, attr: u16, v: u8) -> Result {
+        self.put(attr, &[v])
+    }
+
+    /// Adds a nested attribute `attr` filled by `fill`; taken back whole
+    /// when `fill` fails.
+    pub(crate) fn nest(&mut self, attr: u16, fill: impl FnOnce(&mut Self) -> Result) -> Result {
+        // SAFETY: live reply buffer.
+        let start = unsafe { bindings::smc_rs_nla_nest_start(self.skb, c_int::from(attr)) };
+        if start.is_null() {
+            return Err(EMSGSIZE.into());
+        }
+        match fill(self) {
+            // SAFETY: `start` was put into `skb` above.
+            Ok(()) => unsafe { bindings::smc_rs_nla_nest_end(self.skb, start) },
+            Err(e) => {
+                // SAFETY: as above.
+                unsafe { bindings::smc_rs_nla_nest_cancel(self.skb, start) };
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The host name of the initial namespace, as upstream's CLC carries it:
+/// blank-padded to 32 characters.
+pub(crate) fn hostname() -> [u8; 32] {
+    let mut out = [b' '; 32];
+    // SAFETY: a NUL-terminated name in static storage (`init_uts_ns`).
+    let name = unsafe { core::ffi::CStr::from_ptr(bindings::smc_rs_init_nodename().cast()) };
+    for (d, s) in out.iter_mut().zip(name.to_bytes()) {
+        *d = *s;
+    }
+    out
 }
 
 /// # Safety

@@ -14,6 +14,7 @@
 #include <rdma/ib_verbs.h>
 #include <net/genetlink.h>
 #include <linux/sock_diag.h>
+#include <linux/utsname.h>
 
 #include "smc_rs_helpers.h"
 
@@ -293,4 +294,29 @@ u32 smc_rs_diag_min_dump_alloc(void)
 void *smc_rs_nlmsg_data(const struct nlmsghdr *nlh)
 {
 	return nlmsg_data(nlh);
+}
+
+struct nlattr *smc_rs_nla_nest_start(struct sk_buff *skb, int attrtype)
+{
+	return nla_nest_start(skb, attrtype);
+}
+
+void smc_rs_nla_nest_end(struct sk_buff *skb, struct nlattr *start)
+{
+	nla_nest_end(skb, start);
+}
+
+void smc_rs_nla_nest_cancel(struct sk_buff *skb, struct nlattr *start)
+{
+	nla_nest_cancel(skb, start);
+}
+
+struct net *smc_rs_genl_info_net(const struct genl_info *info)
+{
+	return genl_info_net(info);
+}
+
+const char *smc_rs_init_nodename(void)
+{
+	return init_utsname()->nodename;
 }

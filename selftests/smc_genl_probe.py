@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Asks the SMC generic netlink family (SMC_GEN_NETLINK) what upstream's
+tools ask and prints the answers, one line per step, attributes decoded
+(nests included). Run once with smc_rs and once with upstream smc.ko: the
+output must be the same."""
+import ctypes
+import os
+import socket
+import struct
+import sys
+
+GENL_ID_CTRL, CTRL_CMD_GETFAMILY, CTRL_ATTR_FAMILY_ID, CTRL_ATTR_FAMILY_NAME = 16, 3, 1, 2
+NLM_F_REQUEST, NLM_F_ACK, NLM_F_DUMP = 1, 4, 0x300
+NLMSG_ERROR, NLMSG_DONE = 2, 3
+GET_SYS_INFO, DUMP_HS, ENABLE_HS, DISABLE_HS = 1, 15, 16, 17
+AF_SMC, SOL_SMC, SMC_LIMIT_HS = 43, 286, 1
+
+
+class Genl:
+    def __init__(self):
+        self.s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_GENERIC)
+        self.seq = 0
+        name = b"SMC_GEN_NETLINK\0"
+        attr = struct.pack("=HH", 4 + len(name), CTRL_ATTR_FAMILY_NAME) + name
+        attr += bytes(-len(attr) % 4)
+        msgs = self.request(GENL_ID_CTRL, CTRL_CMD_GETFAMILY, NLM_F_ACK, attr)
+        self.family = None
+        for _, payload in msgs:
+            for t, v in attrs(payload):
+                if t == CTRL_ATTR_FAMILY_ID:
+                    self.family = struct.unpack("=H", v[:2])[0]
+        if self.family is None:
+            sys.exit("no SMC_GEN_NETLINK family")
+
+    def request(self, kind, cmd, flags, payload=b""):
+        self.seq += 1
+        hdr = struct.pack("=IHHII", 20 + len(payload), kind, NLM_F_REQUEST | flags, self.seq, 0)
+        self.s.send(hdr + struct.pack("=BBH", cmd, 1, 0) + payload)
+        out = []
+        while True:
+            data = self.s.recv(65536)
+            off = 0
+            while off + 16 <= len(data):
+                length, t, _, seq, _ = struct.unpack_from("=IHHII", data, off)
+                body = data[off + 16:off + length]
+                off += (length + 3) & ~3
+                if seq != self.seq:
+                    continue
+                if t == NLMSG_DONE:
+                    return out
+                if t == NLMSG_ERROR:
+                    err = struct.unpack_from("=i", body)[0]
+                    if err or not flags & NLM_F_DUMP:
+                        return out + [("error", os.strerror(-err) if err else "ok")]
+                    continue
+                out.append((body[0], body[4:]))
+                if not flags & (NLM_F_DUMP | NLM_F_ACK):
+                    return out
+
+
+def attrs(buf):
+    off = 0
+    while off + 4 <= len(buf):
+        alen, t = struct.unpack_from("=HH", buf, off)
+        if alen < 4:
+            break
+        yield t & 0x3fff, buf[off + 4:off + alen]
+        off += (alen + 3) & ~3
+
+
+def show(buf, nested=()):
+    out = []
+    for t, v in attrs(buf):
+        if t in nested:
+            out.append("%d{%s}" % (t, show(v)))
+        elif len(v) == 1:
+            out.append("%d=%d" % (t, v[0]))
+        else:
+            out.append("%d=%r" % (t, v.rstrip(b"\0")))
+    return " ".join(out)
+
+
+def limit_hs_of_new_socket():
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = libc.socket(AF_SMC, socket.SOCK_STREAM, 0)
+    val, ln = ctypes.c_int(-1), ctypes.c_uint(4)
+    rc = libc.getsockopt(fd, SOL_SMC, SMC_LIMIT_HS, ctypes.byref(val), ctypes.byref(ln))
+    os.close(fd)
+    return val.value if rc == 0 else "errno %d" % ctypes.get_errno()
+
+
+def main():
+    g = Genl()
+
+    def step(name, cmd, flags, nested=()):
+        msgs = g.request(g.family, cmd, flags)
+        print("%s: %s" % (name, " | ".join(
+            m[1] if m[0] == "error" else "cmd %d %s" % (m[0], show(m[1], nested)) for m in msgs)))
+
+    step("sys info", GET_SYS_INFO, NLM_F_DUMP, nested=(1,))
+    step("hs limitation", DUMP_HS, NLM_F_DUMP)
+    print("new socket SMC_LIMIT_HS: %s" % limit_hs_of_new_socket())
+    step("enable hs limitation", ENABLE_HS, NLM_F_ACK)
+    step("hs limitation", DUMP_HS, NLM_F_DUMP)
+    print("new socket SMC_LIMIT_HS: %s" % limit_hs_of_new_socket())
+    step("disable hs limitation", DISABLE_HS, NLM_F_ACK)
+    step("hs limitation", DUMP_HS, NLM_F_DUMP)
+    print("new socket SMC_LIMIT_HS: %s" % limit_hs_of_new_socket())
+
+
+main()
