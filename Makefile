@@ -56,12 +56,12 @@ fuzz-long:
 
 # Run CMD in one VM with smc_rs (MOD=smc) or upstream smc.ko (MOD=upstream).
 #   make vm CMD='ip a'  MOD=smc_rs
-vm: modules selftests-build
+vm: modules selftests-build tools
 	@$(SCRIPTS)/vm.sh single "$(MOD)" "$(CMD)"
 
 # Run SERVER in VM 1 and CLIENT in VM 2, joined by a virtual link with rxe:
 #   make vm-pair SERVER='...' CLIENT='...' MOD1=smc_rs MOD2=upstream
-vm-pair: modules selftests-build
+vm-pair: modules selftests-build tools
 	@$(SCRIPTS)/vm.sh pair "$(MOD1)" "$(SERVER)" "$(MOD2)" "$(CLIENT)"
 
 # The test suite: host-side unit tests plus the kselftests in the VMs.

@@ -98,6 +98,18 @@ check "clippy: smc_rs lints clean (CLIPPY=1, undocumented unsafe denied)" \
 check "smc_rs.ko builds against $(basename "$kdir")" make -C "$top" --no-print-directory modules KDIR="$kdir" || finish
 check "selftest programs build" make -C "$top/selftests" --no-print-directory || finish
 
+# 2b. The operator tools: unit tests, then the build the VM tests use.
+if (cd "$top/tools" && cargo test --release --locked --color never >"$out/tools-test.log" 2>&1); then :; else
+	grep -q '^test .* \.\.\. ' "$out/tools-test.log" || record "not ok - tools: cargo test builds"
+fi
+while read -r _ name _ status; do
+	case "$status" in
+	ok) record "ok - tools: $name" ;;
+	*) record "not ok - tools: $name" ;;
+	esac
+done < <(grep -E '^test .* \.\.\. (ok|FAILED)' "$out/tools-test.log")
+check "tools build (smcss)" make -C "$top" --no-print-directory tools || finish
+
 # 3. One VM: load/unload, family ownership, loopback echo, unload safety.
 vm_run() {
 	local name=$1 dir=$out/$1

@@ -6,11 +6,15 @@ socket, leaving out what differs from run to run (inode, cookie). Run once
 with smc_rs and once with upstream smc.ko + smc_diag.ko, each with its own
 base port (ports are printed relative to it): the output must be the same.
 
-    smc_diag_probe.py BASE_PORT"""
+    smc_diag_probe.py BASE_PORT [COMMAND...]
+
+With a COMMAND (e.g. smcss -a), runs it while the sockets are held and
+prints its output instead of the decoded dump."""
 import ctypes
 import os
 import socket
 import struct
+import subprocess
 import sys
 
 AF_SMC = 43
@@ -114,6 +118,11 @@ def main():
     if a < 0:
         sys.exit("accept: %s" % os.strerror(ctypes.get_errno()))
     held.append(t)
+    if len(sys.argv) > 2:
+        run = subprocess.run(sys.argv[2:], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        sys.stdout.write(run.stdout)
+        print("exit %d" % run.returncode)
+        return
     for row in dump(base):
         print(row)
 

@@ -13,13 +13,13 @@ import sys
 GENL_ID_CTRL, CTRL_CMD_GETFAMILY, CTRL_ATTR_FAMILY_ID, CTRL_ATTR_FAMILY_NAME = 16, 3, 1, 2
 NLM_F_REQUEST, NLM_F_ACK, NLM_F_DUMP = 1, 4, 0x300
 NLMSG_ERROR, NLMSG_DONE = 2, 3
-GET_SYS_INFO, DUMP_HS, ENABLE_HS, DISABLE_HS = 1, 15, 16, 17
+GET_SYS_INFO, DUMP_HS, ENABLE_HS, DISABLE_HS = 1, 16, 17, 18
 AF_SMC, SOL_SMC, SMC_LIMIT_HS = 43, 286, 1
 
 
 class Genl:
     def __init__(self):
-        self.s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_GENERIC)
+        self.s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 16)  # NETLINK_GENERIC
         self.seq = 0
         name = b"SMC_GEN_NETLINK\0"
         attr = struct.pack("=HH", 4 + len(name), CTRL_ATTR_FAMILY_NAME) + name

@@ -237,8 +237,39 @@ t_genl_info() {
 	python3 "$here/smc_genl_probe.py" >"$dir/upstream.txt" || rc=1
 	rmmod smc; insmod "$SMC_TOP/smc_rs.ko" || return 1
 	cat "$dir/smc_rs.txt"
-	grep -q '^new socket SMC_LIMIT_HS: 1$' "$dir/smc_rs.txt" || rc=1
+	# Off, on after enabling (and new sockets start with it), off again.
+	[ "$(grep -c '^hs limitation: cmd 16 1=0$' "$dir/smc_rs.txt")" = 2 ] || rc=1
+	[ "$(grep -c '^hs limitation: cmd 16 1=1$' "$dir/smc_rs.txt")" = 1 ] || rc=1
+	[ "$(grep -c '^new socket SMC_LIMIT_HS: 1$' "$dir/smc_rs.txt")" = 1 ] || rc=1
+	grep -q '^sys info: cmd 1 1{1=2 2=1 3=0 6=1 4=' "$dir/smc_rs.txt" || rc=1
 	diff -u "$dir/upstream.txt" "$dir/smc_rs.txt" || rc=1
+	return $rc
+}
+
+t_smcss() {
+	# Our smcss (tools/) against smc_rs and against upstream smc.ko +
+	# smc_diag.ko, for the same sockets: the same table (inodes and the
+	# base port aside), fallback reasons in the Mode column.
+	local smcss=$SMC_TOP/tools/target/release/smcss dir rc=0 opt
+	dir=$(mktemp -d)
+	norm() { sed -E 's/^([A-Z0-9]+ +[0-9-]+ )[0-9]+/\1INODE/; s/:7[67]([0-9][0-9])\b/:7X\1/g'; }
+	for opt in 20:-a 40:-l 60:; do
+		python3 "$here/smc_diag_probe.py" "76${opt%%:*}" "$smcss" ${opt#*:} | norm >>"$dir/smc_rs.txt" || return 1
+	done
+	rmmod smc_rs && modprobe smc && modprobe smc_diag || return 1
+	for opt in 20:-a 40:-l 60:; do
+		python3 "$here/smc_diag_probe.py" "77${opt%%:*}" "$smcss" ${opt#*:} | norm >>"$dir/upstream.txt" || rc=1
+	done
+	rmmod smc_diag; rmmod smc; insmod "$SMC_TOP/smc_rs.ko" || return 1
+	cat "$dir/smc_rs.txt"
+	grep -q 'TCP 0x03010000' "$dir/smc_rs.txt" || rc=1
+	diff -u "$dir/upstream.txt" "$dir/smc_rs.txt" || rc=1
+	# Without the module: a clear error, exit status 1.
+	rmmod smc_rs || return 1
+	"$smcss" >"$dir/none.txt" 2>&1 && rc=1
+	cat "$dir/none.txt"
+	grep -q 'not loaded' "$dir/none.txt" || rc=1
+	insmod "$SMC_TOP/smc_rs.ko" || return 1
 	return $rc
 }
 
@@ -278,6 +309,7 @@ run_test "ib_core client: RDMA devices added and removed, ports, RoCEv2 GIDs, po
 run_test "UEID table over SMC_GEN_NETLINK answers exactly as upstream's" t_ueid_table
 run_test "smc_diag (sock_diag for AF_SMC) reports what upstream's reports" t_smc_diag
 run_test "SMC_GEN_NETLINK system info and handshake limitation answer as upstream's" t_genl_info
+run_test "smcss (tools/) prints for smc_rs what it prints for upstream smc_diag" t_smcss
 run_test "smc_rs listener <- 1000 random CLC headers and messages: survives, still serves" t_fuzz_listener
 run_test "listeners closed under load of handshakes, then rmmod" t_listener_close_under_load
 run_test "rmmod refused while an AF_SMC socket is open, fine after" t_rmmod_busy

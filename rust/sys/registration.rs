@@ -33,17 +33,29 @@ struct Tables {
     /// The same sockets made through `AF_INET` and `AF_INET6`.
     inet: [InetTables; 2],
     /// Every socket of the family from creation to `close()`, newest first
-    /// (what sock_diag lists); each entry holds a socket reference.
+    /// (what sock_diag lists), IPv4 ones and IPv6 ones apart as upstream
+    /// keeps them; each entry holds a socket reference.
     #[pin]
-    sockets: SpinLockBh<SockList>,
+    sockets: SpinLockBh<SockLists>,
 }
 
-/// An `hlist` of `struct sock` linked through `sk_node`.
-struct SockList(bindings::hlist_head);
+/// Two `hlist`s of `struct sock` linked through `sk_node`: IPv4, IPv6.
+struct SockLists([bindings::hlist_head; 2]);
 
-// SAFETY: the list is only reached under its lock; the sockets in it are
-// made for use from any context.
-unsafe impl Send for SockList {}
+// SAFETY: the lists are only reached under their lock; the sockets in them
+// are made for use from any context.
+unsafe impl Send for SockLists {}
+
+/// Which list a socket goes to: IPv6 for `SMCPROTO_SMC6` and `AF_INET6`.
+///
+/// # Safety
+///
+/// `sk` must be a live socket.
+unsafe fn list_of(sk: *mut bindings::sock) -> usize {
+    // SAFETY: fields set at creation (caller: live socket).
+    let (protocol, family) = unsafe { ((*sk).sk_protocol, (*sk).__sk_common.skc_family) };
+    usize::from(protocol == 1 || u32::from(family) == bindings::AF_INET6)
+}
 
 /// What `socket(AF_INET or AF_INET6, SOCK_STREAM, IPPROTO_SMC)` finds: an
 /// `inet_protosw` pointing at a proto of the family's own and the same
@@ -81,9 +93,13 @@ fn registered() -> Option<&'static Tables> {
 /// `sk` must be a live socket of the family, not in the list.
 pub(super) unsafe fn hash(sk: *mut bindings::sock) {
     if let Some(t) = registered() {
-        let mut list = t.sockets.lock();
-        // SAFETY: `sk_node` of a socket not in any list; the lock is held.
-        unsafe { bindings::smc_rs_sk_add_node(sk, &mut list.0) };
+        let mut lists = t.sockets.lock();
+        // SAFETY: a live socket (caller).
+        let i = unsafe { list_of(sk) };
+        if let Some(head) = lists.0.get_mut(i) {
+            // SAFETY: `sk_node` of a socket in no list; the lock is held.
+            unsafe { bindings::smc_rs_sk_add_node(sk, head) };
+        }
     }
 }
 
@@ -102,8 +118,8 @@ pub(super) unsafe fn unhash(sk: *mut bindings::sock) {
     }
 }
 
-/// Calls `f` for each socket of the family in `net`, newest first, from
-/// the `skip`th on, with the list locked (softirqs off: `f` must not
+/// Calls `f` for each socket of the family in `net`, IPv4 ones first, then
+/// newest first, from the `skip`th on, with the list locked (softirqs off: `f` must not
 /// sleep); stops at the first error. Returns how many were visited
 /// (skipped ones included) before `f` failed or the list ended.
 pub(super) fn for_each_sock(
@@ -114,25 +130,27 @@ pub(super) fn for_each_sock(
     let Some(t) = registered() else {
         return 0;
     };
-    let list = t.sockets.lock();
-    let mut node = list.0.first;
+    let lists = t.sockets.lock();
     let mut n = 0;
     let offset = core::mem::offset_of!(bindings::sock_common, __bindgen_anon_6.skc_node);
-    while !node.is_null() {
-        // Each node is the `skc_node` of a listed, live socket (the list
-        // holds a reference; `struct sock` starts with its `sock_common`).
-        // SAFETY: so stepping back to the socket stays inside it.
-        let sk = unsafe { node.cast::<u8>().sub(offset).cast::<bindings::sock>() };
-        // SAFETY: as above.
-        node = unsafe { (*node).next };
-        // SAFETY: a live socket's namespace pointer.
-        if unsafe { bindings::smc_rs_sock_net(sk) } != net {
-            continue;
+    for head in lists.0.iter() {
+        let mut node = head.first;
+        while !node.is_null() {
+            // Each node is the `skc_node` of a listed, live socket (the list
+            // holds a reference; `struct sock` starts with its `sock_common`).
+            // SAFETY: so stepping back to the socket stays inside it.
+            let sk = unsafe { node.cast::<u8>().sub(offset).cast::<bindings::sock>() };
+            // SAFETY: as above.
+            node = unsafe { (*node).next };
+            // SAFETY: a live socket's namespace pointer.
+            if unsafe { bindings::smc_rs_sock_net(sk) } != net {
+                continue;
+            }
+            if n >= skip && f(sk).is_err() {
+                return n;
+            }
+            n += 1;
         }
-        if n >= skip && f(sk).is_err() {
-            return n;
-        }
-        n += 1;
     }
     n
 }
@@ -225,7 +243,10 @@ impl FamilyRegistration {
         // SAFETY: as above.
         let number = unsafe { (*family).family };
         if rc == EEXIST.to_neg() {
-            pr_err!("protocol family {} is already registered (is smc.ko loaded?)\n", number);
+            pr_err!(
+                "protocol family {} is already registered (is smc.ko loaded?)\n",
+                number
+            );
         }
         to_result(rc)?;
         Ok(FamilyRegistration(number))
@@ -342,7 +363,11 @@ impl<F: SocketFamily> Registration<F> {
     }
 
     /// Builds the C tables of the family.
-    fn tables(family: u32, name: &'static CStr, module: &'static ThisModule) -> Result<Pin<KBox<Tables>>> {
+    fn tables(
+        family: u32,
+        name: &'static CStr,
+        module: &'static ThisModule,
+    ) -> Result<Pin<KBox<Tables>>> {
         let inet = || InetTables {
             proto: Opaque::uninit(),
             ops: Opaque::uninit(),
@@ -355,7 +380,7 @@ impl<F: SocketFamily> Registration<F> {
                 family: Opaque::uninit(),
                 inet: [inet(), inet()],
                 sockets <- new_spinlock_bh!(
-                    SockList(bindings::hlist_head { first: null_mut() }),
+                    SockLists([bindings::hlist_head { first: null_mut() }; 2]),
                     "smc_rs::sockets"
                 ),
             }),
@@ -384,7 +409,12 @@ impl<F: SocketFamily> Registration<F> {
 
             let inet_kinds = [
                 (kernel::c_str!("INET_SMC"), bindings::PF_INET, size, 0),
-                (kernel::c_str!("INET6_SMC"), bindings::PF_INET6, size6, pinfo_offset),
+                (
+                    kernel::c_str!("INET6_SMC"),
+                    bindings::PF_INET6,
+                    size6,
+                    pinfo_offset,
+                ),
             ];
             for (t, (pname, pf, psize, offset)) in tables.inet.iter().zip(inet_kinds) {
                 let proto = t.proto.get();
