@@ -44,15 +44,32 @@ static void put_attr(struct req *r, int type, const void *data, int len)
 	r->n.nlmsg_len = NLMSG_ALIGN(r->n.nlmsg_len) + NLA_ALIGN(a->nla_len);
 }
 
-/* Sends r and waits for the ack; returns 0, a negative errno, or the family id for GETFAMILY. */
-static int transact(struct req *r, int want_family)
+/* Calls fn for each attribute of a generic netlink message. */
+static void for_each_attr(struct nlmsghdr *h, void (*fn)(struct nlattr *a, void *ctx), void *ctx)
+{
+	struct nlattr *a = (struct nlattr *)((char *)NLMSG_DATA(h) + GENL_HDRLEN);
+	int alen = h->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN);
+
+	while (alen >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN && a->nla_len <= alen) {
+		fn(a, ctx);
+		alen -= NLA_ALIGN(a->nla_len);
+		a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len));
+	}
+}
+
+/*
+ * Sends r with flags (NLM_F_ACK or NLM_F_DUMP) and reads the answer: each
+ * message of it goes to on_msg. Returns 0 or a negative errno.
+ */
+static int transact(struct req *r, int flags, void (*on_attr)(struct nlattr *a, void *ctx),
+		    void *ctx)
 {
 	char buf[8192];
 	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
 	ssize_t len;
 
 	r->n.nlmsg_seq = ++seq;
-	r->n.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	r->n.nlmsg_flags = NLM_F_REQUEST | flags;
 	if (sendto(nl_fd, r, r->n.nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0)
 		return -errno;
 	for (;;) {
@@ -65,76 +82,34 @@ static int transact(struct req *r, int want_family)
 			/* The ack of an earlier request may still be queued. */
 			if (h->nlmsg_seq != r->n.nlmsg_seq)
 				continue;
-			if (h->nlmsg_type == NLMSG_ERROR) {
-				struct nlmsgerr *e = NLMSG_DATA(h);
-
-				if (e->error || !want_family)
-					return e->error;
-				continue;
-			}
-			if (want_family) {
-				struct genlmsghdr *g = NLMSG_DATA(h);
-				struct nlattr *a = (struct nlattr *)((char *)g + GENL_HDRLEN);
-				int alen = h->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN);
-
-				while (alen >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN) {
-					if (a->nla_type == CTRL_ATTR_FAMILY_ID)
-						return *(unsigned short *)((char *)a + NLA_HDRLEN);
-					alen -= NLA_ALIGN(a->nla_len);
-					a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len));
-				}
-			}
-		}
-	}
-}
-
-/* Dumps the UEID table: one UEID per line, trailing blanks dropped. */
-static int dump(int family)
-{
-	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
-	struct req r = { 0 };
-	char buf[8192];
-	ssize_t len;
-
-	r.n.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
-	r.n.nlmsg_type = family;
-	r.n.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	r.n.nlmsg_seq = ++seq;
-	r.g.cmd = SMC_NETLINK_DUMP_UEID;
-	r.g.version = 1;
-	if (sendto(nl_fd, &r, r.n.nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0)
-		return -errno;
-	for (;;) {
-		struct nlmsghdr *h;
-
-		len = recv(nl_fd, buf, sizeof(buf), 0);
-		if (len < 0)
-			return -errno;
-		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
-			struct genlmsghdr *g = NLMSG_DATA(h);
-			struct nlattr *a = (struct nlattr *)((char *)g + GENL_HDRLEN);
-			int alen = h->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN);
-
-			if (h->nlmsg_seq != r.n.nlmsg_seq)
-				continue;
 			if (h->nlmsg_type == NLMSG_DONE)
 				return 0;
 			if (h->nlmsg_type == NLMSG_ERROR)
 				return ((struct nlmsgerr *)NLMSG_DATA(h))->error;
-			while (alen >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN) {
-				if (a->nla_type == SMC_NLA_EID_TABLE_ENTRY) {
-					char *text = (char *)a + NLA_HDRLEN;
-					int n = a->nla_len - NLA_HDRLEN;
-
-					while (n > 0 && (text[n - 1] == ' ' || text[n - 1] == 0))
-						n--;
-					printf("%.*s\n", n, text);
-				}
-				alen -= NLA_ALIGN(a->nla_len);
-				a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len));
-			}
+			if (on_attr)
+				for_each_attr(h, on_attr, ctx);
 		}
 	}
+}
+
+static void family_id(struct nlattr *a, void *ctx)
+{
+	if (a->nla_type == CTRL_ATTR_FAMILY_ID)
+		*(int *)ctx = *(unsigned short *)((char *)a + NLA_HDRLEN);
+}
+
+/* Prints a UEID of the table, trailing blanks dropped. */
+static void print_ueid(struct nlattr *a, void *ctx)
+{
+	char *text = (char *)a + NLA_HDRLEN;
+	int n = a->nla_len - NLA_HDRLEN;
+
+	(void)ctx;
+	if (a->nla_type != SMC_NLA_EID_TABLE_ENTRY)
+		return;
+	while (n > 0 && (text[n - 1] == ' ' || text[n - 1] == 0))
+		n--;
+	printf("%.*s\n", n, text);
 }
 
 int main(int argc, char **argv)
@@ -159,14 +134,21 @@ int main(int argc, char **argv)
 	r.g.cmd = CTRL_CMD_GETFAMILY;
 	r.g.version = 1;
 	put_attr(&r, CTRL_ATTR_FAMILY_NAME, SMC_GENL_FAMILY_NAME, sizeof(SMC_GENL_FAMILY_NAME));
-	family = transact(&r, 1);
-	if (family <= 0) {
-		fprintf(stderr, "smc_ueid: no %s family: %s\n", SMC_GENL_FAMILY_NAME, strerror(-family));
+	family = 0;
+	rc = transact(&r, NLM_F_ACK, family_id, &family);
+	if (rc || family <= 0) {
+		fprintf(stderr, "smc_ueid: no %s family: %s\n", SMC_GENL_FAMILY_NAME,
+			strerror(rc ? -rc : ENOENT));
 		return 1;
 	}
 
 	if (!strcmp(argv[1], "show")) {
-		rc = dump(family);
+		memset(&r, 0, sizeof(r));
+		r.n.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
+		r.n.nlmsg_type = family;
+		r.g.cmd = SMC_NETLINK_DUMP_UEID;
+		r.g.version = 1;
+		rc = transact(&r, NLM_F_DUMP, print_ueid, NULL);
 		if (rc)
 			fprintf(stderr, "smc_ueid show: %s\n", strerror(-rc));
 		return rc ? 1 : 0;
@@ -211,7 +193,7 @@ int main(int argc, char **argv)
 		eid[SMC_MAX_EID_LEN] = 0;
 		put_attr(&r, SMC_NLA_EID_TABLE_ENTRY, eid, sizeof(eid));
 	}
-	rc = transact(&r, 0);
+	rc = transact(&r, NLM_F_ACK, NULL, NULL);
 	if (rc) {
 		fprintf(stderr, "smc_ueid %s: %s\n", argv[1], strerror(-rc));
 		return 1;

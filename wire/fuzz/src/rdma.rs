@@ -7,52 +7,15 @@ use smc_wire::cdc::{CdcError, CdcMsg, ConnStateFlags, ProducerFlags, CDC_LEN, CD
 use smc_wire::codec::Reader;
 use smc_wire::cursor::{peer_consumer_advance, peer_producer_advance, Cursor, CursorError};
 use smc_wire::llc::{
-    may_initiate, route, AddLink, AddLinkCont, AddLinkRkey, AddLinkV2Ext, ConfirmLink, ConfirmRkey,
-    ConfirmRkeyCont, DeleteLink, DeleteRkey, EntryList, FlowState, FlowType, LinkRkey, LlcAction,
-    LlcError, LlcHeader, LlcKind, LlcMessage, LlcVersion, ReqAddLink, Role, TestLink, DEL_RKEY_MAX,
-    FLAG_RESP, LLC_LEN, LLC_V2_MAX_LEN,
+    AddLink, AddLinkCont, AddLinkRkey, AddLinkV2Ext, ConfirmLink, ConfirmRkey, ConfirmRkeyCont,
+    DeleteLink, DeleteRkey, EntryList, LinkRkey, LlcError, LlcHeader, LlcKind, LlcMessage,
+    LlcVersion, ReqAddLink, TestLink, DEL_RKEY_MAX, FLAG_RESP, LLC_LEN, LLC_V2_MAX_LEN,
 };
 
-const FLOW_TYPES: [FlowType; 5] = [
-    FlowType::None,
-    FlowType::AddLink,
-    FlowType::DelLink,
-    FlowType::ReqAddLink,
-    FlowType::Rkey,
-];
-
-/// Every flow state: routing a message never panics, a response never
-/// starts a flow, and a flow starts only where none runs.
+/// The flow rules hold for every role and state (see
+/// `check_route_invariants`).
 fn check_routes(kind: LlcKind, resp: bool) {
-    for role in [Role::Client, Role::Server] {
-        for local in FLOW_TYPES {
-            for remote in FLOW_TYPES {
-                for bits in 0..4 {
-                    let st = FlowState {
-                        local,
-                        local_has_msg: bits & 1 != 0,
-                        remote,
-                        delayed_pending: bits & 2 != 0,
-                    };
-                    let a = route(kind, resp, role, &st);
-                    if resp && kind != LlcKind::ReqAddLink {
-                        assert!(matches!(
-                            a,
-                            LlcAction::ToLocalFlow | LlcAction::TestLinkDone | LlcAction::Drop
-                        ));
-                    }
-                    match a {
-                        LlcAction::StartLocalFlow(_) => assert_eq!(local, FlowType::None),
-                        LlcAction::StartRemoteFlow => assert_eq!(remote, FlowType::None),
-                        LlcAction::ToLocalFlow => assert!(!st.local_has_msg),
-                        LlcAction::Delay => assert!(!st.delayed_pending),
-                        _ => {}
-                    }
-                    let _ = may_initiate(local, &st);
-                }
-            }
-        }
-    }
+    smc_wire::llc::check_route_invariants(kind, resp);
 }
 
 /// `LlcMessage::parse` and `encode`: a parsed message re-encodes to one

@@ -198,6 +198,51 @@ pub fn may_initiate(wanted: FlowType, st: &FlowState) -> bool {
             || (wanted == FlowType::Rkey && st.remote == FlowType::Rkey))
 }
 
+/// Checks the routing rules for `kind` (a response or not) in every role
+/// and flow state: routing never panics, a response (but REQ_ADD_LINK's,
+/// handed over to ADD_LINK) never starts a flow, a flow starts only where
+/// none runs, a message goes to the local flow only when it has none
+/// waiting, and at most one event waits. For tests and fuzzing: it panics.
+#[cfg(any(test, feature = "invariants"))]
+pub fn check_route_invariants(kind: LlcKind, resp: bool) {
+    const TYPES: [FlowType; 5] = [
+        FlowType::None,
+        FlowType::AddLink,
+        FlowType::DelLink,
+        FlowType::ReqAddLink,
+        FlowType::Rkey,
+    ];
+    for role in [Role::Client, Role::Server] {
+        for local in TYPES {
+            for remote in TYPES {
+                for bits in 0..4 {
+                    let st = FlowState {
+                        local,
+                        local_has_msg: bits & 1 != 0,
+                        remote,
+                        delayed_pending: bits & 2 != 0,
+                    };
+                    let a = route(kind, resp, role, &st);
+                    if resp && kind != LlcKind::ReqAddLink {
+                        assert!(matches!(
+                            a,
+                            LlcAction::ToLocalFlow | LlcAction::TestLinkDone | LlcAction::Drop
+                        ));
+                    }
+                    match a {
+                        LlcAction::StartLocalFlow(_) => assert_eq!(local, FlowType::None),
+                        LlcAction::StartRemoteFlow => assert_eq!(remote, FlowType::None),
+                        LlcAction::ToLocalFlow => assert!(!st.local_has_msg),
+                        LlcAction::Delay => assert!(!st.delayed_pending),
+                        _ => {}
+                    }
+                    let _ = may_initiate(local, &st);
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::ALL_KINDS;
@@ -360,42 +405,13 @@ mod tests {
         assert!(!may_initiate(FlowType::DelLink, &remote_rkey));
     }
 
-    /// Every kind, direction, role and state gives some action; responses
-    /// never start flows.
+    /// Every kind, direction, role and state gives some action that
+    /// respects the flow rules.
     #[test]
     fn route_is_total() {
-        let types = [
-            FlowType::None,
-            FlowType::AddLink,
-            FlowType::DelLink,
-            FlowType::ReqAddLink,
-            FlowType::Rkey,
-        ];
         for kind in ALL_KINDS {
             for resp in [false, true] {
-                for role in [Role::Client, Role::Server] {
-                    for local in types {
-                        for remote in types {
-                            for bits in 0..4 {
-                                let st = FlowState {
-                                    local,
-                                    local_has_msg: bits & 1 != 0,
-                                    remote,
-                                    delayed_pending: bits & 2 != 0,
-                                };
-                                let a = route(kind, resp, role, &st);
-                                if resp && kind != LlcKind::ReqAddLink {
-                                    assert!(matches!(
-                                        a,
-                                        LlcAction::ToLocalFlow
-                                            | LlcAction::TestLinkDone
-                                            | LlcAction::Drop
-                                    ));
-                                }
-                            }
-                        }
-                    }
-                }
+                super::check_route_invariants(kind, resp);
             }
         }
     }

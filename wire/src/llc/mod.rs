@@ -42,6 +42,8 @@ use super::codec::{CodecError, Reader, Writer};
 // is an unused import: the kernel uses only some of these.
 #[allow(unused_imports)]
 pub use flow::{may_initiate, route, FlowState, FlowType, LlcAction, Role};
+#[cfg(any(test, feature = "invariants"))]
+pub use flow::check_route_invariants;
 #[allow(unused_imports)]
 pub use link::{
     AddLink, AddLinkCont, AddLinkRkey, AddLinkV2Ext, ConfirmLink, DeleteLink, ReqAddLink, TestLink,
