@@ -273,6 +273,36 @@ t_smcss() {
 	return $rc
 }
 
+# smcr_observations: what our smcr (tools/) prints and returns for UEIDs
+# and system information, one block per command.
+smcr_observations() {
+	local smcr=$SMC_TOP/tools/target/release/smcr c
+	for c in "ueid flush" "ueid add SMC-RS-TESTBED" "ueid add smc-rs-lower" \
+		"ueid add SMC-RS-TESTBED" "ueid add A..B" "ueid" "ueid del NOTTHERE" \
+		"u s" "info" "ueid del SMC-RS-TESTBED" "ueid show"; do
+		echo "# smcr $c"
+		# shellcheck disable=SC2086
+		$smcr $c 2>&1
+		echo "exit $?"
+	done
+}
+
+t_smcr() {
+	# Our smcr against smc_rs and against upstream smc.ko: the same output
+	# and exit codes for the UEID table and the system information.
+	local dir rc=0
+	dir=$(mktemp -d)
+	smcr_observations >"$dir/smc_rs.txt"
+	rmmod smc_rs && modprobe smc || return 1
+	smcr_observations >"$dir/upstream.txt"
+	rmmod smc; insmod "$SMC_TOP/smc_rs.ko" || return 1
+	cat "$dir/smc_rs.txt"
+	grep -q '^SMC Version: *2.1' "$dir/smc_rs.txt" || rc=1
+	grep -q '^SMC-RS-TESTBED' "$dir/smc_rs.txt" || rc=1
+	diff -u "$dir/upstream.txt" "$dir/smc_rs.txt" || rc=1
+	return $rc
+}
+
 t_reload() {
 	for _ in 1 2 3; do
 		rmmod smc_rs && insmod "$ko" || return 1
@@ -310,6 +340,7 @@ run_test "UEID table over SMC_GEN_NETLINK answers exactly as upstream's" t_ueid_
 run_test "smc_diag (sock_diag for AF_SMC) reports what upstream's reports" t_smc_diag
 run_test "SMC_GEN_NETLINK system info and handshake limitation answer as upstream's" t_genl_info
 run_test "smcss (tools/) prints for smc_rs what it prints for upstream smc_diag" t_smcss
+run_test "smcr ueid/info (tools/) print for smc_rs what they print for upstream" t_smcr
 run_test "smc_rs listener <- 1000 random CLC headers and messages: survives, still serves" t_fuzz_listener
 run_test "listeners closed under load of handshakes, then rmmod" t_listener_close_under_load
 run_test "rmmod refused while an AF_SMC socket is open, fine after" t_rmmod_busy

@@ -4,18 +4,24 @@
 //!
 //! * [`netlink`]: a raw netlink socket, message and attribute parsing that
 //!   never trusts a length it was given, and the dump loop;
+//! * [`genl`]: generic netlink (requests, the family lookup, libnl's
+//!   wording of errors);
 //! * [`smc_diag`]: the `linux/smc_diag.h` ABI (request, reply, attributes);
 //! * [`getopt`]: `getopt_long(3)`-style option parsing, so the tools accept
 //!   and reject the same command lines as upstream's C tools;
-//! * [`smcss`]: the `smcss` table (header, rows, filters), pure functions.
+//! * [`smcss`]: the `smcss` table (header, rows, filters), pure functions;
+//! * [`smcr`]: `smcr`/`smcd` (`ueid`, `info`), the program over any
+//!   netlink transport.
 //!
 //! Each tool is a thin binary under `src/bin/`.
 
 #![forbid(unsafe_op_in_unsafe_fn)]
 
+pub mod genl;
 pub mod getopt;
 pub mod netlink;
 pub mod smc_diag;
+pub mod smcr;
 pub mod smcss;
 
 /// The version every tool reports.
@@ -52,6 +58,21 @@ pub fn strerror(code: i32) -> String {
     }
 }
 
+/// Text from the kernel (device names, GIDs, UEIDs, host names) as `%s`
+/// prints it, but with bytes that are not printable ASCII shown as `?`: a
+/// line of output stays one line whatever a reply holds.
+pub fn printable(b: &[u8]) -> String {
+    b.iter()
+        .map(|&c| {
+            if (0x20..0x7f).contains(&c) {
+                c as char
+            } else {
+                '?'
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -63,6 +84,12 @@ mod tests {
         assert_eq!(progname(Some(""), "smcss"), "smcss");
         assert_eq!(progname(None, "smcss"), "smcss");
         assert_eq!(progname(Some("dir/"), "smcss"), "");
+    }
+
+    #[test]
+    fn printable_ascii_only() {
+        assert_eq!(printable(b"ab c~"), "ab c~");
+        assert_eq!(printable(b"a\nb\x7f\xc3\x84"), "a?b???");
     }
 
     #[test]

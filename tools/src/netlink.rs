@@ -28,6 +28,8 @@ pub const NLMSG_MIN_TYPE: u16 = 0x10;
 
 /// `NLM_F_REQUEST`.
 pub const NLM_F_REQUEST: u16 = 0x1;
+/// `NLM_F_ACK`: answer a request with an `NLMSG_ERROR` of code 0.
+pub const NLM_F_ACK: u16 = 0x4;
 /// `NLM_F_DUMP_INTR`: the dump changed while it was taken.
 pub const NLM_F_DUMP_INTR: u16 = 0x10;
 /// `NLM_F_ROOT`.
@@ -397,6 +399,26 @@ impl Socket {
     }
 }
 
+/// Where requests go and answers come from: the [`Socket`], or a scripted
+/// kernel in tests, so that whole conversations are tested on hand-laid
+/// datagrams.
+pub trait Transport {
+    /// Sends one datagram to the kernel.
+    fn send(&self, msg: &[u8]) -> io::Result<()>;
+    /// Receives one datagram into `buf`.
+    fn recv(&self, buf: &mut [u8]) -> io::Result<Received>;
+}
+
+impl Transport for Socket {
+    fn send(&self, msg: &[u8]) -> io::Result<()> {
+        Socket::send(self, msg)
+    }
+
+    fn recv(&self, buf: &mut [u8]) -> io::Result<Received> {
+        Socket::recv(self, buf)
+    }
+}
+
 /// Why a dump failed.
 #[derive(Debug)]
 pub enum DumpError {
@@ -457,33 +479,60 @@ pub const DUMP_BUFFER: usize = 64 * 1024;
 
 /// Feeds the datagrams of a dump to [`DumpState::datagram`] until
 /// `NLMSG_DONE`. `request` must carry sequence number `seq`.
-pub fn dump<F, W>(
-    sock: &Socket,
+pub fn dump<T, F, W>(
+    sock: &T,
     request: &[u8],
     seq: u32,
     on_message: F,
     on_warning: W,
 ) -> Result<(), DumpError>
 where
+    T: Transport + ?Sized,
+    F: FnMut(&Message<'_>),
+    W: FnMut(DumpWarning),
+{
+    converse(sock, request, DumpState::new(seq, on_message, on_warning))
+}
+
+/// Sends a request that carries `NLM_F_ACK` (no `NLM_F_DUMP`) and feeds
+/// its answers to `on_message` until the acknowledgement (or an error, or
+/// `NLMSG_DONE`). `request` must carry sequence number `seq`.
+pub fn exchange<T, F, W>(
+    sock: &T,
+    request: &[u8],
+    seq: u32,
+    on_message: F,
+    on_warning: W,
+) -> Result<(), DumpError>
+where
+    T: Transport + ?Sized,
+    F: FnMut(&Message<'_>),
+    W: FnMut(DumpWarning),
+{
+    converse(sock, request, DumpState::acked(seq, on_message, on_warning))
+}
+
+fn converse<T, F, W>(sock: &T, request: &[u8], mut state: DumpState<F, W>) -> Result<(), DumpError>
+where
+    T: Transport + ?Sized,
     F: FnMut(&Message<'_>),
     W: FnMut(DumpWarning),
 {
     sock.send(request).map_err(DumpError::Send)?;
-    let mut state = DumpState::new(seq, on_message, on_warning);
     let mut buf = vec![0u8; DUMP_BUFFER];
     loop {
         let got = sock.recv(&mut buf).map_err(DumpError::Recv)?;
         if got.len == 0 && !got.truncated {
             return Err(DumpError::Eof);
         }
-        // Nobody but the kernel answers a sock_diag request.
+        // Nobody but the kernel answers our requests.
         if got.sender != 0 {
             continue;
         }
         if got.truncated {
             state.warn(DumpWarning::Truncated);
         }
-        if state.datagram(&buf[..got.len])? {
+        if state.datagram(&buf[..got.len.min(buf.len())])? {
             return Ok(());
         }
     }
@@ -496,6 +545,7 @@ pub struct DumpState<F, W> {
     on_message: F,
     on_warning: W,
     warned_intr: bool,
+    end_on_ack: bool,
 }
 
 impl<F, W> DumpState<F, W>
@@ -510,6 +560,16 @@ where
             on_message,
             on_warning,
             warned_intr: false,
+            end_on_ack: false,
+        }
+    }
+
+    /// The answers to a request with `NLM_F_ACK`: the acknowledgement (an
+    /// `NLMSG_ERROR` of code 0) ends them.
+    pub fn acked(seq: u32, on_message: F, on_warning: W) -> Self {
+        DumpState {
+            end_on_ack: true,
+            ..DumpState::new(seq, on_message, on_warning)
         }
     }
 
@@ -535,9 +595,12 @@ where
                         return Err(DumpError::IncompleteError);
                     }
                     let code = u32_at(m.payload, 0).unwrap_or(0) as i32;
-                    // An acknowledgement (0) is no error.
+                    // An acknowledgement (0) is no error; it ends a request.
                     if code != 0 {
                         return Err(DumpError::Kernel(code.checked_neg().unwrap_or(i32::MAX)));
+                    }
+                    if self.end_on_ack {
+                        return Ok(true);
                     }
                 }
                 k if k < NLMSG_MIN_TYPE => {} // NOOP, OVERRUN: nothing for us
@@ -674,6 +737,28 @@ mod tests {
         );
         assert_eq!(warns, vec![DumpWarning::Interrupted]);
         assert_eq!(res, Ok(true));
+    }
+
+    #[test]
+    fn acknowledged_request_ends_on_ack() {
+        let mut ack = 0i32.to_ne_bytes().to_vec();
+        ack.extend([0; NLMSG_HDRLEN]);
+        let mut d = msg(0x10, 0, 7, b"reply");
+        d.extend(msg(NLMSG_ERROR, 0x100, 7, &ack));
+        d.extend(msg(20, 0, 7, b"after the ack"));
+        let mut rows = Vec::new();
+        let mut st = DumpState::acked(7, |m: &Message<'_>| rows.push(m.payload.to_vec()), |_| {});
+        assert_eq!(st.datagram(&d).map_err(|e| e.to_string()), Ok(true));
+        assert_eq!(rows, vec![b"reply".to_vec()]);
+
+        // An error ends it as it ends a dump.
+        let mut e = (-libc::EPERM).to_ne_bytes().to_vec();
+        e.extend([0; NLMSG_HDRLEN]);
+        let mut st = DumpState::acked(7, |_: &Message<'_>| {}, |_| {});
+        assert!(matches!(
+            st.datagram(&msg(NLMSG_ERROR, 0, 7, &e)),
+            Err(DumpError::Kernel(libc::EPERM))
+        ));
     }
 
     #[test]

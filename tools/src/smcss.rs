@@ -10,6 +10,7 @@
 //! `show_one_smc_sock()`, `main()`).
 
 use crate::getopt::{self, Event, Opt};
+use crate::printable;
 use crate::smc_diag::{
     ext_bit, DiagMsg, SockInfo, SMC_DIAG_CONNINFO, SMC_DIAG_DMBINFO, SMC_DIAG_LGRINFO,
     SMC_DIAG_MODE_FALLBACK_TCP, SMC_DIAG_MODE_SMCD, SMC_DIAG_MODE_SMCR,
@@ -307,21 +308,6 @@ pub fn shows(o: &Options, m: &DiagMsg) -> bool {
         return false;
     }
     true
-}
-
-/// Text from the kernel (device names, GIDs) as `%s` prints it, but with
-/// bytes that are not printable ASCII shown as `?`: a row is one line
-/// whatever a reply holds.
-fn printable(b: &[u8]) -> String {
-    b.iter()
-        .map(|&c| {
-            if (0x20..0x7f).contains(&c) {
-                c as char
-            } else {
-                '?'
-            }
-        })
-        .collect()
 }
 
 /// The Mode column of a socket that fell back to TCP: `TCP ` and, when the
