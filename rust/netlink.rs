@@ -10,6 +10,7 @@ use crate::stats;
 use crate::sys::genl::{hostname, CommandKind, GenlCommand, GenlDump, GenlFamily, GenlMessage, GenlRequest};
 use crate::sys::print::smc_dbg;
 use crate::ueid::{self, Eid, EID_LEN};
+use core::ffi::c_long;
 use kernel::prelude::*;
 
 /// The SMC generic netlink family.
@@ -35,6 +36,8 @@ impl GenlFamily for SmcNetlink {
     const COMMANDS: &'static [GenlCommand] = &[
         // Readable by everyone, as upstream's.
         command(b::SMC_NETLINK_GET_SYS_INFO, CommandKind::Dump, false, &[]),
+        command(b::SMC_NETLINK_GET_STATS, CommandKind::Dump, false, &[]),
+        command(b::SMC_NETLINK_GET_FBACK_STATS, CommandKind::Dump, false, &[]),
         command(b::SMC_NETLINK_DUMP_UEID, CommandKind::Dump, false, &[]),
         command(b::SMC_NETLINK_DUMP_HS_LIMITATION, CommandKind::Dump, false, &[]),
         command(b::SMC_NETLINK_ENABLE_HS_LIMITATION, CommandKind::Do, true, &[]),
@@ -86,6 +89,11 @@ impl GenlFamily for SmcNetlink {
                     m.put(b::SMC_NLA_SYS_LOCAL_HOST as u16, &host)
                 })
             }),
+            b::SMC_NETLINK_GET_STATS => {
+                let errors = stats::handshake_errors(dump.net());
+                once(cmd, dump, |m| m.nest(b::SMC_GEN_STATS as u16, |m| fill_stats(m, errors)))
+            }
+            b::SMC_NETLINK_GET_FBACK_STATS => dump_fallbacks(cmd, dump),
             b::SMC_NETLINK_DUMP_HS_LIMITATION => {
                 let on = stats::limit_handshakes(dump.net());
                 once(cmd, dump, |m| m.put_u8(b::SMC_NLA_HS_LIMITATION_ENABLED as u16, u8::from(on)))
@@ -110,6 +118,137 @@ fn once(
     }
     dump.message(cmd, fill)?;
     dump.cursor()[0] = 1;
+    Ok(())
+}
+
+/// `SMC_GEN_STATS`: per technology (SMC-D, then SMC-R) the buffer,
+/// payload and connection counters, then the handshake errors (client,
+/// server), in upstream's attribute order.
+fn fill_stats(m: &mut GenlMessage<'_>, (client_errors, server_errors): (u64, u64)) -> Result {
+    for tech in [b::SMC_NLA_STATS_SMCD_TECH, b::SMC_NLA_STATS_SMCR_TECH] {
+        m.nest(tech as u16, fill_tech)?;
+    }
+    m.put_u64(b::SMC_NLA_STATS_CLNT_HS_ERR_CNT as u16, client_errors, b::SMC_NLA_STATS_PAD as u16)?;
+    m.put_u64(b::SMC_NLA_STATS_SRV_HS_ERR_CNT as u16, server_errors, b::SMC_NLA_STATS_PAD as u16)
+}
+
+/// One technology's counters. No connection uses SMC-R or SMC-D yet (every
+/// one falls back to TCP), so each of them is 0: the attributes are all
+/// there, as upstream sends them, for the tools that read them.
+fn fill_tech(m: &mut GenlMessage<'_>) -> Result {
+    const RMB: [u32; 7] = [
+        b::SMC_NLA_STATS_RMB_REUSE_CNT,
+        b::SMC_NLA_STATS_RMB_SIZE_SM_PEER_CNT,
+        b::SMC_NLA_STATS_RMB_SIZE_SM_CNT,
+        b::SMC_NLA_STATS_RMB_FULL_PEER_CNT,
+        b::SMC_NLA_STATS_RMB_FULL_CNT,
+        b::SMC_NLA_STATS_RMB_ALLOC_CNT,
+        b::SMC_NLA_STATS_RMB_DGRADE_CNT,
+    ];
+    const COUNTERS: [u32; 6] = [
+        b::SMC_NLA_STATS_T_CLNT_V1_SUCC,
+        b::SMC_NLA_STATS_T_CLNT_V2_SUCC,
+        b::SMC_NLA_STATS_T_SRV_V1_SUCC,
+        b::SMC_NLA_STATS_T_SRV_V2_SUCC,
+        b::SMC_NLA_STATS_T_RX_BYTES,
+        b::SMC_NLA_STATS_T_TX_BYTES,
+    ];
+    const MORE_COUNTERS: [u32; 7] = [
+        b::SMC_NLA_STATS_T_RX_CNT,
+        b::SMC_NLA_STATS_T_TX_CNT,
+        b::SMC_NLA_STATS_T_SENDPAGE_CNT,
+        b::SMC_NLA_STATS_T_CORK_CNT,
+        b::SMC_NLA_STATS_T_NDLY_CNT,
+        b::SMC_NLA_STATS_T_SPLICE_CNT,
+        b::SMC_NLA_STATS_T_URG_DATA_CNT,
+    ];
+    let pad = b::SMC_NLA_STATS_PAD as u16;
+    for nest in [b::SMC_NLA_STATS_T_TX_RMB_STATS, b::SMC_NLA_STATS_T_RX_RMB_STATS] {
+        m.nest(nest as u16, |m| {
+            RMB.iter()
+                .try_for_each(|a| m.put_u64(*a as u16, 0, b::SMC_NLA_STATS_RMB_PAD as u16))
+        })?;
+    }
+    for nest in [
+        b::SMC_NLA_STATS_T_TXPLOAD_SIZE,
+        b::SMC_NLA_STATS_T_RXPLOAD_SIZE,
+        b::SMC_NLA_STATS_T_TX_RMB_SIZE,
+        b::SMC_NLA_STATS_T_RX_RMB_SIZE,
+    ] {
+        m.nest(nest as u16, |m| {
+            (b::SMC_NLA_STATS_PLOAD_8K..=b::SMC_NLA_STATS_PLOAD_G_1024K)
+                .try_for_each(|a| m.put_u64(a as u16, 0, b::SMC_NLA_STATS_PLOAD_PAD as u16))
+        })?;
+    }
+    COUNTERS.iter().try_for_each(|a| m.put_u64(*a as u16, 0, pad))?;
+    m.put_uint(b::SMC_NLA_STATS_T_RX_RMB_USAGE as u16, 0)?;
+    m.put_uint(b::SMC_NLA_STATS_T_TX_RMB_USAGE as u16, 0)?;
+    MORE_COUNTERS.iter().try_for_each(|a| m.put_u64(*a as u16, 0, pad))
+}
+
+/// `SMC_NETLINK_GET_FBACK_STATS`: for each reason slot, the server's then
+/// the client's reason and count, one message each; the first message also
+/// carries both totals. The cursor is upstream's: slot, "server slot done",
+/// "totals sent".
+fn dump_fallbacks(cmd: u8, dump: &mut GenlDump<'_, SmcNetlink>) -> Result {
+    let Some(f) = stats::fallbacks(dump.net()) else {
+        return Ok(());
+    };
+    let start = usize::try_from(dump.cursor()[0]).unwrap_or(0);
+    let mut skip_server = dump.cursor()[1] != 0;
+    let (mut server_rc, mut k) = (Ok(()), start);
+    while k < stats::FALLBACK_REASONS {
+        if !skip_server {
+            server_rc = fallback_message(cmd, dump, &f, k, true);
+            if matches!(server_rc, Err(Some(_))) {
+                break;
+            }
+        } else {
+            skip_server = false;
+        }
+        let client_rc = fallback_message(cmd, dump, &f, k, false);
+        if matches!(client_rc, Err(Some(_))) {
+            skip_server = true;
+            break;
+        }
+        if client_rc == Err(None) && server_rc == Err(None) {
+            break;
+        }
+        k += 1;
+    }
+    dump.cursor()[1] = c_long::from(skip_server);
+    dump.cursor()[0] = k as c_long;
+    Ok(())
+}
+
+/// One reason of one side; `Err(None)` when the slot is empty,
+/// `Err(Some(e))` when the message does not fit.
+fn fallback_message(
+    cmd: u8,
+    dump: &mut GenlDump<'_, SmcNetlink>,
+    f: &stats::FallbackReasons,
+    slot: usize,
+    server: bool,
+) -> core::result::Result<(), Option<Error>> {
+    let side = if server { &f.server } else { &f.client };
+    let Some(&(code, count)) = side.entries.get(slot).filter(|e| e.0 != 0) else {
+        return Err(None);
+    };
+    let totals_sent = dump.cursor()[2] != 0;
+    let pad = b::SMC_NLA_FBACK_STATS_PAD as u16;
+    dump.message(cmd, |m| {
+        m.nest(b::SMC_GEN_FBACK_STATS as u16, |m| {
+            m.put_u8(b::SMC_NLA_FBACK_STATS_TYPE as u16, u8::from(server))?;
+            if !totals_sent {
+                m.put_u64(b::SMC_NLA_FBACK_STATS_SRV_CNT as u16, f.server.total, pad)?;
+                m.put_u64(b::SMC_NLA_FBACK_STATS_CLNT_CNT as u16, f.client.total, pad)?;
+            }
+            m.put_u32(b::SMC_NLA_FBACK_STATS_RSN_CODE as u16, code)?;
+            m.put_u16(b::SMC_NLA_FBACK_STATS_RSN_CNT as u16, count)
+        })
+    })
+    .map_err(Some)?;
+    dump.cursor()[2] = 1;
     Ok(())
 }
 

@@ -5,6 +5,8 @@
 //! `smcr stats` shows; exported by the diagnostics interfaces).
 
 use crate::sys::pernet::PernetData;
+use crate::sys::sync::{new_spinlock_bh, SpinLockBh};
+use kernel::prelude::*;
 use crate::sys::net::Net;
 use crate::wire::clc::DeclineReason;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -23,15 +25,57 @@ pub(crate) enum Side {
 pub(crate) struct SideStats {
     /// Connections that completed the TCP handshake.
     pub(crate) connections: AtomicU64,
-    /// Connections that fell back to TCP, by reason.
-    pub(crate) fallbacks: [AtomicU64; DeclineReason::COUNT],
     /// CLC handshakes that failed (malformed, truncated or missing answers,
     /// socket errors).
     pub(crate) handshake_errors: AtomicU64,
 }
 
+/// How many fallback reasons are told apart per side, as upstream
+/// (`SMC_MAX_FBACK_RSN_CNT`); later reasons are only counted in the total.
+pub(crate) const FALLBACK_REASONS: usize = 36;
+
+/// Fallbacks of one side by reason, in the order the reasons first
+/// occurred (upstream reports them in that order).
+#[derive(Clone, Copy)]
+pub(crate) struct ReasonCounts {
+    /// (reason code, count); a code of 0 ends the list.
+    pub(crate) entries: [(u32, u16); FALLBACK_REASONS],
+    /// All fallbacks of the side.
+    pub(crate) total: u64,
+}
+
+impl ReasonCounts {
+    const fn new() -> Self {
+        ReasonCounts {
+            entries: [(0, 0); FALLBACK_REASONS],
+            total: 0,
+        }
+    }
+
+    fn add(&mut self, code: u32) {
+        self.total = self.total.wrapping_add(1);
+        for e in self.entries.iter_mut() {
+            if e.0 == code || e.0 == 0 {
+                e.0 = code;
+                // A 16-bit count that wraps, as upstream's.
+                e.1 = e.1.wrapping_add(1);
+                return;
+            }
+        }
+    }
+}
+
+/// The fallbacks of both sides.
+#[derive(Clone, Copy)]
+pub(crate) struct FallbackReasons {
+    /// We accepted.
+    pub(crate) server: ReasonCounts,
+    /// We connected.
+    pub(crate) client: ReasonCounts,
+}
+
 /// The counters of one network namespace.
-#[derive(Default)]
+#[pin_data]
 pub(crate) struct NetStats {
     pub(crate) client: SideStats,
     pub(crate) server: SideStats,
@@ -40,6 +84,8 @@ pub(crate) struct NetStats {
     /// New sockets start with `SMC_LIMIT_HS` on (upstream's
     /// `net->smc.limit_smc_hs`, set by `SMC_NETLINK_ENABLE_HS_LIMITATION`).
     pub(crate) limit_handshakes: AtomicBool,
+    #[pin]
+    fallbacks: SpinLockBh<FallbackReasons>,
 }
 
 /// Whether new sockets of `net` start with `SMC_LIMIT_HS` on.
@@ -53,9 +99,41 @@ pub(crate) fn set_limit_handshakes(net: &Net, on: bool) {
     crate::sys::pernet::with::<NetStats, _>(net, |s| s.limit_handshakes.store(on, Ordering::Relaxed));
 }
 
+/// A copy of `net`'s fallback counts.
+pub(crate) fn fallbacks(net: &Net) -> Option<FallbackReasons> {
+    crate::sys::pernet::with::<NetStats, _>(net, |s| *s.fallbacks.lock())
+}
+
+/// `net`'s handshake errors, client then server.
+pub(crate) fn handshake_errors(net: &Net) -> (u64, u64) {
+    crate::sys::pernet::with::<NetStats, _>(net, |s| {
+        (
+            s.client.handshake_errors.load(Ordering::Relaxed),
+            s.server.handshake_errors.load(Ordering::Relaxed),
+        )
+    })
+    .unwrap_or((0, 0))
+}
+
 static NET_STATS_ID: AtomicU32 = AtomicU32::new(0);
 
 impl PernetData for NetStats {
+    fn init() -> impl PinInit<Self, Error> {
+        try_pin_init!(NetStats {
+            client: SideStats::default(),
+            server: SideStats::default(),
+            non_clc_peers: AtomicU64::new(0),
+            limit_handshakes: AtomicBool::new(false),
+            fallbacks <- new_spinlock_bh!(
+                FallbackReasons {
+                    server: ReasonCounts::new(),
+                    client: ReasonCounts::new(),
+                },
+                "NetStats::fallbacks"
+            ),
+        }? Error)
+    }
+
     fn id() -> &'static AtomicU32 {
         &NET_STATS_ID
     }
@@ -76,6 +154,7 @@ pub(crate) enum Event {
 
 /// Counts `event` on `side` in `net`.
 pub(crate) fn count(net: &Net, side: Side, event: Event) {
+    let side_kind = side;
     crate::sys::pernet::with::<NetStats, _>(net, |s| {
         let side = match side {
             Side::Client => &s.client,
@@ -83,10 +162,14 @@ pub(crate) fn count(net: &Net, side: Side, event: Event) {
         };
         let counter = match event {
             Event::Connection => &side.connections,
-            Event::Fallback(reason) => match side.fallbacks.get(reason.index()) {
-                Some(c) => c,
-                None => return,
-            },
+            Event::Fallback(reason) => {
+                let mut f = s.fallbacks.lock();
+                match side_kind {
+                    Side::Client => f.client.add(reason.code()),
+                    Side::Server => f.server.add(reason.code()),
+                }
+                return;
+            }
             Event::HandshakeError => &side.handshake_errors,
             Event::NonClcPeer => &s.non_clc_peers,
         };

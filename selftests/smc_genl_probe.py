@@ -3,7 +3,10 @@
 """Asks the SMC generic netlink family (SMC_GEN_NETLINK) what upstream's
 tools ask and prints the answers, one line per step, attributes decoded
 (nests included). Run once with smc_rs and once with upstream smc.ko: the
-output must be the same."""
+output must be the same.
+
+    smc_genl_probe.py          system info and handshake limitation
+    smc_genl_probe.py stats    statistics and fallback statistics"""
 import ctypes
 import os
 import socket
@@ -13,7 +16,7 @@ import sys
 GENL_ID_CTRL, CTRL_CMD_GETFAMILY, CTRL_ATTR_FAMILY_ID, CTRL_ATTR_FAMILY_NAME = 16, 3, 1, 2
 NLM_F_REQUEST, NLM_F_ACK, NLM_F_DUMP = 1, 4, 0x300
 NLMSG_ERROR, NLMSG_DONE = 2, 3
-GET_SYS_INFO, DUMP_HS, ENABLE_HS, DISABLE_HS = 1, 16, 17, 18
+GET_SYS_INFO, GET_STATS, GET_FBACK_STATS, DUMP_HS, ENABLE_HS, DISABLE_HS = 1, 7, 8, 16, 17, 18
 AF_SMC, SOL_SMC, SMC_LIMIT_HS = 43, 286, 1
 
 
@@ -97,6 +100,13 @@ def main():
         msgs = g.request(g.family, cmd, flags)
         print("%s: %s" % (name, " | ".join(
             m[1] if m[0] == "error" else "cmd %d %s" % (m[0], show(m[1], nested)) for m in msgs)))
+
+    if sys.argv[1:] == ["stats"]:
+        # The whole reply, byte for byte, and the fallbacks decoded.
+        for kind, payload in g.request(g.family, GET_STATS, NLM_F_DUMP):
+            print("stats: cmd %s %s" % (kind, payload.hex() if kind != "error" else payload))
+        step("fallbacks", GET_FBACK_STATS, NLM_F_DUMP, nested=(8,))
+        return
 
     step("sys info", GET_SYS_INFO, NLM_F_DUMP, nested=(1,))
     step("hs limitation", DUMP_HS, NLM_F_DUMP)

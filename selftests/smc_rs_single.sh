@@ -303,6 +303,27 @@ t_smcr() {
 	return $rc
 }
 
+t_genl_stats() {
+	# Statistics over SMC_GEN_NETLINK after known connections (from a
+	# freshly loaded module): three AF_SMC clients of a TCP server and a TCP
+	# client of an AF_SMC listener (smc_diag_probe.py) fall back with
+	# PEERNOSMC; the statistics and fallback statistics must be upstream's,
+	# byte for byte.
+	local dir rc=0 probe="$here/smc_genl_probe.py stats"
+	dir=$(mktemp -d)
+	rmmod smc_rs && insmod "$SMC_TOP/smc_rs.ko" || return 1
+	# shellcheck disable=SC2086
+	python3 "$here/smc_diag_probe.py" 7800 python3 $probe >"$dir/smc_rs.txt" || return 1
+	rmmod smc_rs && modprobe smc || return 1
+	# shellcheck disable=SC2086
+	python3 "$here/smc_diag_probe.py" 7900 python3 $probe >"$dir/upstream.txt" || rc=1
+	rmmod smc; insmod "$SMC_TOP/smc_rs.ko" || return 1
+	cat "$dir/smc_rs.txt"
+	grep -q '^fallbacks: cmd 8 8{1=1 ' "$dir/smc_rs.txt" || rc=1
+	diff -u "$dir/upstream.txt" "$dir/smc_rs.txt" || rc=1
+	return $rc
+}
+
 t_reload() {
 	for _ in 1 2 3; do
 		rmmod smc_rs && insmod "$ko" || return 1
@@ -341,6 +362,7 @@ run_test "smc_diag (sock_diag for AF_SMC) reports what upstream's reports" t_smc
 run_test "SMC_GEN_NETLINK system info and handshake limitation answer as upstream's" t_genl_info
 run_test "smcss (tools/) prints for smc_rs what it prints for upstream smc_diag" t_smcss
 run_test "smcr ueid/info (tools/) print for smc_rs what they print for upstream" t_smcr
+run_test "SMC_GEN_NETLINK statistics and fallback statistics as upstream's" t_genl_stats
 run_test "smc_rs listener <- 1000 random CLC headers and messages: survives, still serves" t_fuzz_listener
 run_test "listeners closed under load of handshakes, then rmmod" t_listener_close_under_load
 run_test "rmmod refused while an AF_SMC socket is open, fine after" t_rmmod_busy

@@ -300,6 +300,39 @@ impl GenlMessage<'_> {
         self.put(attr, &[v])
     }
 
+    /// Adds a `u16` attribute (host byte order, as netlink's).
+    pub(crate) fn put_u16(&mut self, attr: u16, v: u16) -> Result {
+        self.put(attr, &v.to_ne_bytes())
+    }
+
+    /// Adds a `u32` attribute.
+    pub(crate) fn put_u32(&mut self, attr: u16, v: u32) -> Result {
+        self.put(attr, &v.to_ne_bytes())
+    }
+
+    /// Adds a `u64` attribute, preceded by a `pad` attribute where the
+    /// architecture needs it 64-bit aligned (`nla_put_u64_64bit`).
+    pub(crate) fn put_u64(&mut self, attr: u16, v: u64, pad: u16) -> Result {
+        let bytes = v.to_ne_bytes();
+        // SAFETY: live reply buffer; `bytes` is readable for 8 bytes.
+        let rc = unsafe {
+            bindings::nla_put_64bit(self.skb, c_int::from(attr), 8, bytes.as_ptr().cast(), c_int::from(pad))
+        };
+        if rc != 0 {
+            return Err(EMSGSIZE.into());
+        }
+        Ok(())
+    }
+
+    /// Adds an attribute of netlink's variable-width `uint` type: 32 bits
+    /// when the value fits, else 64 (`nla_put_uint`).
+    pub(crate) fn put_uint(&mut self, attr: u16, v: u64) -> Result {
+        match u32::try_from(v) {
+            Ok(v32) => self.put_u32(attr, v32),
+            Err(_) => self.put(attr, &v.to_ne_bytes()),
+        }
+    }
+
     /// Adds a nested attribute `attr` filled by `fill`; taken back whole
     /// when `fill` fails.
     pub(crate) fn nest(&mut self, attr: u16, fill: impl FnOnce(&mut Self) -> Result) -> Result {

@@ -14,8 +14,12 @@ use kernel::error::{Error, Result};
 use kernel::prelude::*;
 use kernel::types::Opaque;
 
-/// A type kept once per network namespace.
-pub(crate) trait PernetData: Default + Send + Sync + 'static {
+/// A type kept once per network namespace, built in place in the slot the
+/// kernel allocates for it.
+pub(crate) trait PernetData: Send + Sync + 'static {
+    /// The initial value for a new namespace.
+    fn init() -> impl PinInit<Self, Error>;
+
     /// Where the kernel writes the id of this type's registration (before
     /// it calls `init` for any namespace); 0 while not registered (the
     /// kernel never hands out 0).
@@ -94,13 +98,14 @@ pub(crate) fn with<T: PernetData, R>(net: &Net, f: impl FnOnce(&T) -> R) -> Opti
 unsafe extern "C" fn init_trampoline<T: PernetData>(net: *mut bindings::net) -> c_int {
     // The kernel wrote the id before calling `init`.
     let id = T::id().load(Ordering::Acquire);
-    // SAFETY: the slot is `size_of::<T>()` uninitialised, kzalloc-aligned bytes.
-    unsafe {
-        bindings::smc_rs_net_generic(net, id)
-            .cast::<T>()
-            .write(T::default())
-    };
-    0
+    // The slot is `size_of::<T>()` kzalloc-aligned bytes that stay in place
+    // until the namespace goes (`exit` drops the value); on failure the
+    // kernel frees it without calling `exit`, and nothing was initialised.
+    // SAFETY: so it is ours to initialise in place.
+    match unsafe { T::init().__pinned_init(bindings::smc_rs_net_generic(net, id).cast::<T>()) } {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
 }
 
 /// # Safety
