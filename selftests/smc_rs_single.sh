@@ -308,18 +308,18 @@ t_genl_stats() {
 	# freshly loaded module): three AF_SMC clients of a TCP server and a TCP
 	# client of an AF_SMC listener (smc_diag_probe.py) fall back with
 	# PEERNOSMC; the statistics and fallback statistics must be upstream's,
-	# byte for byte.
-	local dir rc=0 probe="$here/smc_genl_probe.py stats"
+	# byte for byte, and our smcr stats must print the same for both.
+	local dir rc=0 smcr=$SMC_TOP/tools/target/release/smcr cmd
 	dir=$(mktemp -d)
+	cmd="python3 $here/smc_genl_probe.py stats; $smcr -a stats; $smcr -ad stats"
 	rmmod smc_rs && insmod "$SMC_TOP/smc_rs.ko" || return 1
-	# shellcheck disable=SC2086
-	python3 "$here/smc_diag_probe.py" 7800 python3 $probe >"$dir/smc_rs.txt" || return 1
+	python3 "$here/smc_diag_probe.py" 7800 sh -c "$cmd" >"$dir/smc_rs.txt" || return 1
 	rmmod smc_rs && modprobe smc || return 1
-	# shellcheck disable=SC2086
-	python3 "$here/smc_diag_probe.py" 7900 python3 $probe >"$dir/upstream.txt" || rc=1
+	python3 "$here/smc_diag_probe.py" 7900 sh -c "$cmd" >"$dir/upstream.txt" || rc=1
 	rmmod smc; insmod "$SMC_TOP/smc_rs.ko" || return 1
 	cat "$dir/smc_rs.txt"
 	grep -q '^fallbacks: cmd 8 8{1=1 ' "$dir/smc_rs.txt" || rc=1
+	grep -Eq '^  TCP fallback +4 \(client 3, server 1\)' "$dir/smc_rs.txt" || rc=1
 	diff -u "$dir/upstream.txt" "$dir/smc_rs.txt" || rc=1
 	return $rc
 }
@@ -362,7 +362,7 @@ run_test "smc_diag (sock_diag for AF_SMC) reports what upstream's reports" t_smc
 run_test "SMC_GEN_NETLINK system info and handshake limitation answer as upstream's" t_genl_info
 run_test "smcss (tools/) prints for smc_rs what it prints for upstream smc_diag" t_smcss
 run_test "smcr ueid/info (tools/) print for smc_rs what they print for upstream" t_smcr
-run_test "SMC_GEN_NETLINK statistics and fallback statistics as upstream's" t_genl_stats
+run_test "SMC_GEN_NETLINK statistics, fallback statistics and smcr stats as upstream's" t_genl_stats
 run_test "smc_rs listener <- 1000 random CLC headers and messages: survives, still serves" t_fuzz_listener
 run_test "listeners closed under load of handshakes, then rmmod" t_listener_close_under_load
 run_test "rmmod refused while an AF_SMC socket is open, fine after" t_rmmod_busy

@@ -10,8 +10,8 @@
 //! * [`getopt`]: `getopt_long(3)`-style option parsing, so the tools accept
 //!   and reject the same command lines as upstream's C tools;
 //! * [`smcss`]: the `smcss` table (header, rows, filters), pure functions;
-//! * [`smcr`]: `smcr`/`smcd` (`ueid`, `info`), the program over any
-//!   netlink transport.
+//! * [`smcr`]: `smcr`/`smcd` (`ueid`, `info`, `stats`), the program over
+//!   any netlink transport.
 //!
 //! Each tool is a thin binary under `src/bin/`.
 
@@ -37,6 +37,30 @@ pub fn default_sigpipe() {
     // preconditions; no handler of ours is replaced.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+/// `getuid()`: the real user id (upstream names per-user files after it).
+pub fn uid() -> u32 {
+    // SAFETY: `getuid()` has no preconditions and cannot fail.
+    unsafe { libc::getuid() }
+}
+
+/// `flock(fd, LOCK_EX)`: waits for an exclusive lock on `file`, held until
+/// the file is closed.
+pub fn lock_exclusive(file: &std::fs::File) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    loop {
+        // SAFETY: the descriptor is open for as long as `file` is borrowed;
+        // `flock()` touches no memory of ours.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
+        if rc == 0 {
+            return Ok(());
+        }
+        let err = std::io::Error::last_os_error();
+        if err.kind() != std::io::ErrorKind::Interrupted {
+            return Err(err);
+        }
     }
 }
 
@@ -90,6 +114,18 @@ mod tests {
     fn printable_ascii_only() {
         assert_eq!(printable(b"ab c~"), "ab c~");
         assert_eq!(printable(b"a\nb\x7f\xc3\x84"), "a?b???");
+    }
+
+    #[test]
+    fn exclusive_lock_on_a_file() {
+        let path = std::env::temp_dir().join(format!("smc_tools-lock-{}", std::process::id()));
+        let f = std::fs::File::create(&path).expect("create");
+        assert!(lock_exclusive(&f).is_ok());
+        // Locking again through the same open file is allowed.
+        assert!(lock_exclusive(&f).is_ok());
+        drop(f);
+        let _ = std::fs::remove_file(&path);
+        assert_eq!(uid(), uid());
     }
 
     #[test]

@@ -4,17 +4,21 @@
 //! netlink datagrams (the controller's answer, the SMC family's dumps,
 //! acknowledgements and errors) in, exact stdout, stderr, exit codes and
 //! request bytes out. The scripted kernel keeps a UEID table with the
-//! rules of smc_rs and smc.ko (4 entries, `EEXIST`, `ENOENT`, 33 bytes).
+//! rules of smc_rs and smc.ko (4 entries, `EEXIST`, `ENOENT`, 33 bytes),
+//! and statistics it dumps as `smc_nl_get_stats()` and
+//! `smc_nl_get_fback_stats()` of `net/smc/smc_stats.c` lay them out.
 
 use smc_tools::genl::{self, GENL_ID_CTRL};
 use smc_tools::netlink::{
     self, Received, SocketError, Transport, NLMSG_DONE, NLMSG_ERROR, NLMSG_HDRLEN, NLM_F_ACK,
     NLM_F_DUMP, NLM_F_REQUEST,
 };
-use smc_tools::smcr::{run, Flavor};
+use smc_tools::smcr::{run, run_in, Flavor};
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::io;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 const FAMILY: u16 = 0x21;
 const NLM_F_MULTI: u16 = 2;
@@ -28,6 +32,13 @@ struct Kernel {
     /// An errno for every request to the family, if set.
     fail: Option<i32>,
     ueids: RefCell<Vec<Vec<u8>>>,
+    /// The statistics; `None`: a kernel without them (`EOPNOTSUPP`).
+    stats: RefCell<Option<KStats>>,
+    /// Whether u64 attributes get a pad attribute before them, as on
+    /// architectures that align them.
+    pad64: bool,
+    /// Where `stats` keeps its cache (one file per scripted kernel).
+    cache: PathBuf,
     sent: RefCell<Vec<Vec<u8>>>,
     queue: RefCell<VecDeque<Vec<u8>>>,
 }
@@ -39,6 +50,9 @@ impl Kernel {
             devices: false,
             fail: None,
             ueids: RefCell::new(Vec::new()),
+            stats: RefCell::new(None),
+            pad64: false,
+            cache: fresh_cache_path(),
             sent: RefCell::new(Vec::new()),
             queue: RefCell::new(VecDeque::new()),
         }
@@ -142,7 +156,192 @@ impl Kernel {
                 self.ueids.borrow_mut().clear();
                 err(0)
             }
+            (7 | 8, true) => {
+                let st = self.stats.borrow();
+                let Some(st) = st.as_ref() else {
+                    return err(libc::EOPNOTSUPP);
+                };
+                let mut d = Vec::new();
+                if g.cmd == 7 {
+                    d.extend(reply(7, &genl::attr(7 | 0x8000, &st.nest(self.pad64))));
+                } else {
+                    for nest in st.fback_nests(self.pad64) {
+                        d.extend(reply(8, &genl::attr(8 | 0x8000, &nest)));
+                    }
+                }
+                if d.is_empty() {
+                    return vec![done];
+                }
+                vec![d, done]
+            }
             _ => err(libc::EOPNOTSUPP),
+        }
+    }
+}
+
+/// A cache file path of its own for each scripted kernel.
+fn fresh_cache_path() -> PathBuf {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("smcstats-{}-{n}", std::process::id()))
+}
+
+impl Drop for Kernel {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.cache);
+    }
+}
+
+/// The kernel's `struct smc_stats_tech`.
+#[derive(Clone, Default)]
+struct KTech {
+    tx_rmbsize: [u64; 9],
+    rx_rmbsize: [u64; 9],
+    tx_pd: [u64; 9],
+    rx_pd: [u64; 9],
+    /// size_sm_peer, size_sm, full_peer, full, reuse, alloc, dgrade.
+    rmb_tx: [u64; 7],
+    rmb_rx: [u64; 7],
+    clnt_v1_succ: u64,
+    clnt_v2_succ: u64,
+    srv_v1_succ: u64,
+    srv_v2_succ: u64,
+    urg_data: u64,
+    splice: u64,
+    cork: u64,
+    ndly: u64,
+    rx_bytes: u64,
+    tx_bytes: u64,
+    rx_rmbuse: u64,
+    tx_rmbuse: u64,
+    rx_cnt: u64,
+    tx_cnt: u64,
+}
+
+/// The kernel's per-namespace statistics and fallback reasons.
+#[derive(Clone, Default)]
+struct KStats {
+    smcr: KTech,
+    smcd: KTech,
+    clnt_hs_err: u64,
+    srv_hs_err: u64,
+    /// (code, count), in first-seen order.
+    srv_rsn: Vec<(u32, u16)>,
+    clnt_rsn: Vec<(u32, u16)>,
+    srv_fback: u64,
+    clnt_fback: u64,
+}
+
+/// `nla_put_u64_64bit()`: the value, after a pad attribute when asked.
+fn put_u64(n: &mut Vec<u8>, kind: u16, v: u64, pad: Option<u16>) {
+    if let Some(p) = pad {
+        n.extend(genl::attr(p, &[]));
+    }
+    n.extend(genl::attr(kind, &v.to_ne_bytes()));
+}
+
+impl KTech {
+    /// `smc_nl_fill_stats_tech_data()`.
+    fn nest(&self, pad64: bool) -> Vec<u8> {
+        let pad = pad64.then_some(0);
+        let mut n = Vec::new();
+        for (kind, rmb) in [(5u16, &self.rmb_tx), (6, &self.rmb_rx)] {
+            // REUSE, SIZE_SM_PEER, SIZE_SM, FULL_PEER, FULL, ALLOC, DGRADE.
+            let mut r = Vec::new();
+            for k in [5u16, 1, 2, 3, 4, 6, 7] {
+                put_u64(&mut r, k, rmb[usize::from(k) - 1], pad);
+            }
+            n.extend(genl::attr(kind | 0x8000, &r));
+        }
+        for (kind, buf) in [
+            (3u16, &self.tx_pd),
+            (4, &self.rx_pd),
+            (1, &self.tx_rmbsize),
+            (2, &self.rx_rmbsize),
+        ] {
+            let mut b = Vec::new();
+            for (k, v) in (1u16..).zip(buf.iter()) {
+                put_u64(&mut b, k, *v, pad);
+            }
+            n.extend(genl::attr(kind | 0x8000, &b));
+        }
+        put_u64(&mut n, 7, self.clnt_v1_succ, pad);
+        put_u64(&mut n, 8, self.clnt_v2_succ, pad);
+        put_u64(&mut n, 9, self.srv_v1_succ, pad);
+        put_u64(&mut n, 10, self.srv_v2_succ, pad);
+        put_u64(&mut n, 16, self.rx_bytes, pad);
+        put_u64(&mut n, 17, self.tx_bytes, pad);
+        // nla_put_uint(): 4 bytes when the value fits.
+        for (kind, v) in [(20u16, self.rx_rmbuse), (21, self.tx_rmbuse)] {
+            match u32::try_from(v) {
+                Ok(small) => n.extend(genl::attr(kind, &small.to_ne_bytes())),
+                Err(_) => put_u64(&mut n, kind, v, pad),
+            }
+        }
+        put_u64(&mut n, 18, self.rx_cnt, pad);
+        put_u64(&mut n, 19, self.tx_cnt, pad);
+        put_u64(&mut n, 11, 0, pad);
+        put_u64(&mut n, 13, self.cork, pad);
+        put_u64(&mut n, 14, self.ndly, pad);
+        put_u64(&mut n, 12, self.splice, pad);
+        put_u64(&mut n, 15, self.urg_data, pad);
+        n
+    }
+}
+
+impl KStats {
+    /// `smc_nl_get_stats()`: SMC-D's nest, SMC-R's, the handshake errors.
+    fn nest(&self, pad64: bool) -> Vec<u8> {
+        let pad = pad64.then_some(0);
+        let mut n = genl::attr(1 | 0x8000, &self.smcd.nest(pad64));
+        n.extend(genl::attr(2 | 0x8000, &self.smcr.nest(pad64)));
+        put_u64(&mut n, 3, self.clnt_hs_err, pad);
+        put_u64(&mut n, 4, self.srv_hs_err, pad);
+        n
+    }
+
+    /// `smc_nl_get_fback_stats()`: per position, the server's reason, then
+    /// the client's, until a position has neither; the totals in the first
+    /// message.
+    fn fback_nests(&self, pad64: bool) -> Vec<Vec<u8>> {
+        let pad = pad64.then_some(0);
+        let mut nests = Vec::new();
+        let mut reported = false;
+        for k in 0..30 {
+            let mut any = false;
+            for (srv, list) in [(true, &self.srv_rsn), (false, &self.clnt_rsn)] {
+                let Some(&(code, count)) = list.get(k) else {
+                    continue;
+                };
+                any = true;
+                let mut n = genl::attr(1, &[u8::from(srv)]);
+                if !reported {
+                    put_u64(&mut n, 2, self.srv_fback, pad);
+                    put_u64(&mut n, 3, self.clnt_fback, pad);
+                    reported = true;
+                }
+                n.extend(genl::attr(4, &code.to_ne_bytes()));
+                n.extend(genl::attr(5, &count.to_ne_bytes()));
+                nests.push(n);
+            }
+            if !any {
+                break;
+            }
+        }
+        nests
+    }
+
+    /// A client (`srv` false) or server fallback for `code`.
+    fn fallback(&mut self, srv: bool, code: u32) {
+        let (list, total) = if srv {
+            (&mut self.srv_rsn, &mut self.srv_fback)
+        } else {
+            (&mut self.clnt_rsn, &mut self.clnt_fback)
+        };
+        *total += 1;
+        match list.iter_mut().find(|(c, _)| *c == code) {
+            Some((_, n)) => *n += 1,
+            None => list.push((code, 1)),
         }
     }
 }
@@ -180,10 +379,11 @@ struct Outcome {
 fn smc(flavor: Flavor, k: &Kernel, args: &[&str]) -> Outcome {
     let args: Vec<Vec<u8>> = args.iter().map(|a| a.as_bytes().to_vec()).collect();
     let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = run(
+    let code = run_in(
         flavor,
         &args,
         || Ok::<_, SocketError>(k),
+        &k.cache,
         &mut out,
         &mut err,
     );
@@ -498,10 +698,8 @@ fn dispatch() {
     for (flavor, arg, object) in [
         (Flavor::Smcr, "d", "device"),
         (Flavor::Smcr, "linkgroup", "linkgroup"),
-        (Flavor::Smcr, "stats", "stats"),
         (Flavor::Smcr, "du", "dumpdev"),
         (Flavor::Smcd, "seid", "seid"),
-        (Flavor::Smcd, "s", "stats"),
     ] {
         let r = smc(flavor, &k, &[arg, "show"]);
         assert_eq!(r.code, 1);
@@ -588,12 +786,12 @@ fn failed_output_is_reported() {
 }
 
 /// The real binaries on this host: where the SMC family is missing they
-/// must say so as upstream does; where it is there, `ueid show` and
-/// `info` (read-only) must work.
+/// must say so as upstream does; where it is there, `ueid show`, `info`
+/// and `-a stats` (read-only, no cache file) must work.
 #[test]
 fn live_binaries() {
     for bin in [env!("CARGO_BIN_EXE_smcr"), env!("CARGO_BIN_EXE_smcd")] {
-        for args in [&["ueid", "show"][..], &["info"]] {
+        for args in [&["ueid", "show"][..], &["info"], &["-a", "stats"]] {
             let r = std::process::Command::new(bin)
                 .args(args)
                 .output()
@@ -610,4 +808,362 @@ fn live_binaries() {
             }
         }
     }
+}
+
+/// A fresh module after three client fallbacks and one server fallback,
+/// all with reason 0x03010000 (peer did not indicate SMC).
+fn four_fallbacks() -> KStats {
+    let mut st = KStats::default();
+    for _ in 0..3 {
+        st.fallback(false, 0x0301_0000);
+    }
+    st.fallback(true, 0x0301_0000);
+    st
+}
+
+const STATS_FOUR_FALLBACKS: &str = "\
+SMC-R Connections Summary
+  Total connections handled             4
+  SMC connections                       0
+  Handshake errors                      0
+  Avg requests per SMC conn             0.0
+  TCP fallback                          4
+
+RX Stats
+  Data transmitted (Bytes)              0 (0)
+  Total requests                        0
+  Buffer full                           0 (0.00%)
+            8KB    16KB    32KB    64KB   128KB   256KB   512KB  >512KB
+  Bufs        0       0       0       0       0       0       0       0
+  Reqs        0       0       0       0       0       0       0       0
+
+TX Stats
+  Data transmitted (Bytes)              0 (0)
+  Total requests                        0
+  Buffer full                           0 (0.00%)
+  Buffer full (remote)                  0 (0.00%)
+  Buffer too small                      0 (0.00%)
+  Buffer too small (remote)             0 (0.00%)
+            8KB    16KB    32KB    64KB   128KB   256KB   512KB  >512KB
+  Bufs        0       0       0       0       0       0       0       0
+  Reqs        0       0       0       0       0       0       0       0
+
+Extras
+  Special socket calls                  0
+";
+
+const STATS_FOUR_FALLBACKS_D: &str = "\
+SMC-R Connections Summary
+  Total connections handled             4
+  SMC connections                       0 (client 0, server 0)
+    v1                                  0
+    v2                                  0
+  Handshake errors                      0 (client 0, server 0)
+  Avg requests per SMC conn             0.0
+  TCP fallback                          4 (client 3, server 1)
+    Server
+     PEER_NO_SMC                        1
+    Client
+     PEER_NO_SMC                        3
+
+RX Stats
+  Data transmitted (Bytes)              0 (0)
+  Total requests                        0
+  Buffer full                           0 (0.00%)
+  Buffer downgrades                     0
+  Buffer reuses                         0
+            8KB    16KB    32KB    64KB   128KB   256KB   512KB  >512KB
+  Bufs        0       0       0       0       0       0       0       0
+  Reqs        0       0       0       0       0       0       0       0
+
+TX Stats
+  Data transmitted (Bytes)              0 (0)
+  Total requests                        0
+  Buffer full                           0 (0.00%)
+  Buffer full (remote)                  0 (0.00%)
+  Buffer too small                      0 (0.00%)
+  Buffer too small (remote)             0 (0.00%)
+  Buffer downgrades                     0
+  Buffer reuses                         0
+            8KB    16KB    32KB    64KB   128KB   256KB   512KB  >512KB
+  Bufs        0       0       0       0       0       0       0       0
+  Reqs        0       0       0       0       0       0       0       0
+
+Extras
+  Special socket calls                  0
+    cork                                0
+    nodelay                             0
+    sendpage                            0
+    splice                              0
+    urgent data                         0
+";
+
+fn family_cmds(k: &Kernel) -> Vec<(u8, u16)> {
+    k.sent
+        .borrow()
+        .iter()
+        .filter(|m| m[4..6] == FAMILY.to_ne_bytes())
+        .map(|m| (m[16], u16::from_ne_bytes([m[6], m[7]])))
+        .collect()
+}
+
+#[test]
+fn stats_after_four_fallbacks() {
+    let k = Kernel::new();
+    *k.stats.borrow_mut() = Some(four_fallbacks());
+    for args in [&["-a", "stats"][..], &["--abs", "s", "show"], &["stats"]] {
+        let r = smcr(&k, args);
+        assert_eq!(
+            (r.code, r.out.as_str(), r.err.as_str()),
+            (0, STATS_FOUR_FALLBACKS, ""),
+            "{args:?}"
+        );
+    }
+    for args in [
+        &["-d", "stats"][..],
+        &["-ad", "stats"],
+        &["-dd", "stats", "s"],
+    ] {
+        let r = smcr(&k, args);
+        assert_eq!(
+            (r.code, r.out.as_str(), r.err.as_str()),
+            (0, STATS_FOUR_FALLBACKS_D, ""),
+            "{args:?}"
+        );
+    }
+    // Fallbacks are not per technology: smcd counts them too.
+    let r = smc(Flavor::Smcd, &k, &["stats"]);
+    assert_eq!(
+        r.out,
+        STATS_FOUR_FALLBACKS.replace("SMC-R Connections", "SMC-D Connections")
+    );
+    // The fallbacks first, then the statistics, both dumps.
+    let dump = NLM_F_REQUEST | NLM_F_DUMP;
+    assert_eq!(&family_cmds(&k)[..2], &[(8, dump), (7, dump)]);
+    // Without -a, the cache file was created (empty: no reset yet).
+    assert_eq!(std::fs::read(&k.cache).expect("cache file"), b"");
+}
+
+#[test]
+fn stats_with_pads_before_u64() {
+    let mut k = Kernel::new();
+    k.pad64 = true;
+    *k.stats.borrow_mut() = Some(four_fallbacks());
+    let r = smcr(&k, &["-ad", "stats"]);
+    assert_eq!(
+        (r.code, r.out.as_str(), r.err.as_str()),
+        (0, STATS_FOUR_FALLBACKS_D, "")
+    );
+}
+
+#[test]
+fn stats_of_both_technologies() {
+    let k = Kernel::new();
+    let mut st = four_fallbacks();
+    st.smcr.clnt_v2_succ = 2;
+    st.smcr.srv_v1_succ = 1;
+    st.smcr.rx_bytes = 1_295_000;
+    st.smcr.tx_bytes = 18_130_000;
+    st.smcr.rx_cnt = 40;
+    st.smcr.tx_cnt = 8;
+    st.smcr.rmb_tx[3] = 1; // buffer full
+    st.smcr.rmb_tx[6] = 2; // downgrades
+    st.smcr.rx_rmbsize[4] = 3;
+    st.smcr.tx_pd[8] = 1500;
+    st.smcr.rx_rmbuse = 1 << 40;
+    st.smcr.ndly = 3;
+    st.smcd.srv_v2_succ = 7;
+    st.smcd.tx_cnt = 700;
+    st.clnt_hs_err = 1;
+    *k.stats.borrow_mut() = Some(st);
+    let r = smcr(&k, &["-da", "stats"]);
+    assert_eq!((r.code, r.err.as_str()), (0, ""));
+    for line in [
+        "  Total connections handled             8\n",
+        "  SMC connections                       3 (client 2, server 1)\n",
+        "    v1                                  1\n    v2                                  2\n",
+        "  Handshake errors                      1 (client 1, server 0)\n",
+        "  Avg requests per SMC conn            16.0\n",
+        "  Data transmitted (Bytes)        1295000 (1.295M)\n  Total requests                       40\n",
+        "  Bufs        0       0       0       0       3       0       0       0\n",
+        "  Data transmitted (Bytes)       18130000 (18.13M)\n",
+        "  Buffer full                           1 (12.50%)\n",
+        "  Buffer downgrades                     2\n",
+        "  Reqs        0       0       0       0       0       0       0  1.500K\n",
+        "  Special socket calls                  3\n    cork                                0\n    nodelay                             3\n",
+    ] {
+        assert!(r.out.contains(line), "{line:?} not in\n{}", r.out);
+    }
+    let r = smc(Flavor::Smcd, &k, &["-a", "stats"]);
+    assert!(r
+        .out
+        .contains("  SMC connections                       7\n"));
+    assert!(r
+        .out
+        .contains("  Total requests                      700\n"));
+    assert!(r
+        .out
+        .contains("  Handshake errors                      1\n"));
+
+    let r = smcr(&k, &["-a", "stats", "json"]);
+    assert_eq!(r.code, 0);
+    assert!(r.out.starts_with("{\"SMCR\": {\"SMC_INT_TX_BUF_8K\":0,"));
+    assert!(r.out.contains(",\"SMC_INT_RX_BUF_128K\":3,"));
+    assert!(r.out.contains(",\"SMC_USR_TX_BUF_G_1024K\":1500,"));
+    assert!(r.out.contains(",\"SMC_INT_TX_BUF_FULL_CNT\":1,"));
+    assert!(r.out.contains(",\"SMC_INT_TX_BUF_DGRADE_CNT\":2,"));
+    assert!(r
+        .out
+        .contains(",\"SMC_CLNT_V2_SUCC_CNT\":2,\"SMC_SRV_V1_SUCC_CNT\":1,"));
+    assert!(r.out.contains(",\"SMC_NDLY_CNT\":3,\"SMC_RX_BYTES\":1295000,\"SMC_TX_BYTES\":18130000,\"SMC_RX_CNT\":40,\"SMC_TX_CNT\":8}}\n"));
+    assert_eq!(r.out.matches(':').count(), 64);
+    let r = smc(Flavor::Smcd, &k, &["-a", "stats", "j"]);
+    assert!(r.out.starts_with("{\"SMCD\": {"));
+    assert!(r.out.ends_with(",\"SMC_TX_CNT\":700}}\n"));
+}
+
+#[test]
+fn stats_reset_and_after() {
+    let k = Kernel::new();
+    *k.stats.borrow_mut() = Some(four_fallbacks());
+    // reset shows the values, then keeps them as the new zero.
+    let r = smcr(&k, &["stats", "reset"]);
+    assert_eq!(
+        (r.code, r.out.as_str(), r.err.as_str()),
+        (0, STATS_FOUR_FALLBACKS, "")
+    );
+    let cache = std::fs::read_to_string(&k.cache).expect("cache file");
+    let lines: Vec<&str> = cache.lines().collect();
+    assert_eq!(lines.len(), 128 + 60 + 2);
+    assert_eq!(lines[0], "0           0               ");
+    assert_eq!(lines[127], "127         0               ");
+    assert_eq!(lines[128], "0           50397184        1               ");
+    assert_eq!(lines[158], "30          50397184        3               ");
+    assert_eq!(lines[187], "59          0               0               ");
+    assert_eq!(&lines[188..], &["               1", "               3"]);
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&k.cache)
+        .expect("meta")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+
+    // Nothing happened since.
+    let zero = STATS_FOUR_FALLBACKS
+        .replace("handled             4", "handled             0")
+        .replace(
+            "fallback                          4",
+            "fallback                          0",
+        );
+    assert_eq!(smcr(&k, &["stats"]).out, zero);
+    let r = smcr(&k, &["-d", "stats"]);
+    assert!(r.out.contains(
+        "  TCP fallback                          0 (client 0, server 0)\n    Server\n     \
+         PEER_NO_SMC                        0\n    Client\n     PEER_NO_SMC                        0\n\n"
+    ));
+    // -a ignores the reset.
+    assert_eq!(smcr(&k, &["-a", "stats"]).out, STATS_FOUR_FALLBACKS);
+
+    // Two more client fallbacks, another reason, some traffic.
+    {
+        let mut st = k.stats.borrow_mut();
+        let st = st.as_mut().expect("stats");
+        st.fallback(false, 0x0301_0000);
+        st.fallback(false, 0x0301_0000);
+        st.fallback(false, 0x0303_0002);
+        st.smcr.clnt_v1_succ = 1;
+        st.smcr.tx_cnt = 5;
+    }
+    let r = smcr(&k, &["-d", "stats"]);
+    for line in [
+        "  Total connections handled             4\n",
+        "  TCP fallback                          3 (client 3, server 0)\n    Server\n     \
+         PEER_NO_SMC                        0\n    Client\n     PEER_NO_SMC                        2\n     \
+         NOSMCRDEV                          1\n\n",
+        "  Avg requests per SMC conn             5.0\n",
+    ] {
+        assert!(r.out.contains(line), "{line:?} not in\n{}", r.out);
+    }
+    // The module loaded again: counters below the cache; the cache goes.
+    *k.stats.borrow_mut() = Some(KStats::default());
+    let r = smcr(&k, &["stats"]);
+    assert_eq!(r.code, 0);
+    assert!(r
+        .out
+        .contains("  Total connections handled             0\n"));
+    assert!(!k.cache.exists());
+    // A reset with -a writes the cache too.
+    *k.stats.borrow_mut() = Some(four_fallbacks());
+    assert_eq!(smcr(&k, &["-a", "stats", "r"]).code, 0);
+    assert_eq!(smcr(&k, &["stats"]).out, zero);
+}
+
+#[test]
+fn stats_errors() {
+    let k = Kernel::new();
+    // smc_rs before statistics: the kernel refuses, upstream's message,
+    // and upstream's exit status 0.
+    for args in [
+        &["stats"][..],
+        &["-a", "stats", "json"],
+        &["stats", "reset"],
+    ] {
+        let r = smcr(&k, args);
+        assert_eq!(
+            (r.code, r.out.as_str(), r.err.as_str()),
+            (0, "", "Error: operation not supported by kernel\n"),
+            "{args:?}"
+        );
+    }
+    assert_eq!(std::fs::read(&k.cache).expect("cache file"), b"");
+
+    let usage = "Usage: smcr stats [show | reset]\n";
+    for args in [
+        &["stats", "help"][..],
+        &["stats", "x"],
+        &["stats", "show", "json"],
+    ] {
+        let r = smcr(&k, args);
+        assert_eq!(
+            (r.code, r.out.as_str(), r.err.as_str()),
+            (255, "", usage),
+            "{args:?}"
+        );
+    }
+    assert_eq!(
+        smc(Flavor::Smcd, &k, &["s", "h"]).err,
+        "Usage: smcd stats [show | reset]\n"
+    );
+
+    let mut k = Kernel::new();
+    k.fail = Some(libc::EPERM);
+    let r = smcr(&k, &["-a", "stats"]);
+    assert_eq!(
+        (r.code, r.out.as_str(), r.err.as_str()),
+        (0, "", "Error: Operation not permitted\n")
+    );
+
+    // A damaged cache file: nothing asked of the kernel.
+    let k = Kernel::new();
+    *k.stats.borrow_mut() = Some(four_fallbacks());
+    std::fs::write(&k.cache, "0 0\n2 0\n").expect("write");
+    let r = smcr(&k, &["stats"]);
+    assert_eq!(
+        (r.code, r.out.as_str(), r.err.as_str()),
+        (255, "", "Error: unexpected value in cache file\n")
+    );
+    assert!(family_cmds(&k).is_empty());
+    // -a does not read it.
+    assert_eq!(smcr(&k, &["-a", "stats"]).out, STATS_FOUR_FALLBACKS);
+    // No symbolic links.
+    std::fs::remove_file(&k.cache).expect("remove");
+    std::os::unix::fs::symlink("/nonexistent", &k.cache).expect("symlink");
+    let r = smcr(&k, &["stats"]);
+    assert_eq!(
+        (r.code, r.err.as_str()),
+        (
+            255,
+            "Error: open cache file: Too many levels of symbolic links\n"
+        )
+    );
 }

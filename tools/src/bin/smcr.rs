@@ -2,7 +2,7 @@
 
 //! `smcr`: SMC-R information and settings, as upstream smc-tools'
 //! `smcr(8)`, from the SMC generic netlink family. This version serves
-//! `ueid` and `info`; see `smc_tools::smcr`.
+//! `ueid`, `info` and `stats`; see `smc_tools::smcr`.
 
 use smc_tools::smcr::{self, Flavor};
 

@@ -3,8 +3,9 @@
 //! `smcr` and `smcd`: upstream smc-tools builds both from one `smc.c`
 //! (`-DSMCR`, `-DSMCD`); they differ in their name, their usage text and
 //! `seid` (SMC-D only). Both talk to the SMC generic netlink family
-//! (`SMC_GEN_NETLINK`). This version serves `ueid` ([`ueid`]) and `info`
-//! ([`info`]); the other objects say that they are not supported yet.
+//! (`SMC_GEN_NETLINK`). This version serves `ueid` ([`ueid`]), `info`
+//! ([`info`]) and `stats` ([`stats`]); the other objects say that they are
+//! not supported yet.
 //!
 //! The command line is read as upstream's `main()` and `run_cmd()` read it
 //! (smc-tools 1.8.x `smc.c`, `util.c`): options first, each one a prefix of
@@ -14,18 +15,21 @@
 //! family cannot be resolved or the object is unknown (and, ours, not
 //! served yet); 255 (`exit(-1)`,
 //! or `-(EXIT_FAILURE)` returned from `main()`) for a bad option,
-//! `-v`, an object's usage and any failure of an object.
+//! `-v`, an object's usage and any failure of an object, except that
+//! `stats`, as upstream's, ends with 0 when the kernel refuses a dump.
 //!
 //! [`run`] is the whole program over a [`Transport`] and two writers, so
 //! that it is tested on hand-laid netlink datagrams; [`main`] gives it the
 //! socket, stdout and stderr.
 
 pub mod info;
+pub mod stats;
 pub mod ueid;
 
 use crate::genl::{self, Family, ResolveError};
 use crate::netlink::{Socket, SocketError, Transport, NETLINK_GENERIC};
 use std::io::{self, Write};
+use std::path::Path;
 
 /// `SMC_GENL_FAMILY_NAME`.
 pub const SMC_GENL_FAMILY_NAME: &str = "SMC_GEN_NETLINK";
@@ -38,6 +42,10 @@ pub const SMC_NETLINK_GET_SYS_INFO: u8 = 1;
 pub const SMC_NETLINK_GET_DEV_SMCD: u8 = 5;
 /// `SMC_NETLINK_GET_DEV_SMCR` (dump).
 pub const SMC_NETLINK_GET_DEV_SMCR: u8 = 6;
+/// `SMC_NETLINK_GET_STATS` (dump).
+pub const SMC_NETLINK_GET_STATS: u8 = 7;
+/// `SMC_NETLINK_GET_FBACK_STATS` (dump).
+pub const SMC_NETLINK_GET_FBACK_STATS: u8 = 8;
 /// `SMC_NETLINK_DUMP_UEID` (dump).
 pub const SMC_NETLINK_DUMP_UEID: u8 = 9;
 /// `SMC_NETLINK_ADD_UEID`.
@@ -69,7 +77,7 @@ pub enum Object {
     Linkgroup,
     /// `info`.
     Info,
-    /// `stats`: not supported yet.
+    /// `stats`.
     Stats,
     /// `ueid`.
     Ueid,
@@ -138,8 +146,8 @@ pub fn abbreviates(prefix: &[u8], word: &str) -> bool {
     !prefix.is_empty() && word.as_bytes().starts_with(prefix)
 }
 
-/// The detail options (accepted; `ueid` and `info` ignore them, as
-/// upstream's do).
+/// The detail options (`stats` reads them; `ueid` and `info` ignore them,
+/// as upstream's do).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Detail {
     /// None given.
@@ -356,7 +364,8 @@ impl<'a> Output<'a> {
 }
 
 /// The whole program: `args` without `argv[0]`; `open` gives the netlink
-/// transport once the options are read. Returns the exit status.
+/// transport once the options are read; `stats` keeps its cache file in
+/// [`stats::default_cache_path`]. Returns the exit status.
 pub fn run<T, O>(
     flavor: Flavor,
     args: &[Vec<u8>],
@@ -368,17 +377,39 @@ where
     T: Transport,
     O: FnOnce() -> Result<T, SocketError>,
 {
-    let mut o = Output::new(out, err);
-    let code = run_with(flavor, args, open, &mut o);
-    o.finish(code)
+    run_in(flavor, args, open, &stats::default_cache_path(), out, err)
 }
 
-fn run_with<T, O>(flavor: Flavor, args: &[Vec<u8>], open: O, o: &mut Output<'_>) -> i32
+/// [`run`] with the cache file of `stats` at `stats_cache`.
+pub fn run_in<T, O>(
+    flavor: Flavor,
+    args: &[Vec<u8>],
+    open: O,
+    stats_cache: &Path,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32
 where
     T: Transport,
     O: FnOnce() -> Result<T, SocketError>,
 {
-    let rest = match parse_options(args) {
+    let mut o = Output::new(out, err);
+    let code = run_with(flavor, args, open, stats_cache, &mut o);
+    o.finish(code)
+}
+
+fn run_with<T, O>(
+    flavor: Flavor,
+    args: &[Vec<u8>],
+    open: O,
+    stats_cache: &Path,
+    o: &mut Output<'_>,
+) -> i32
+where
+    T: Transport,
+    O: FnOnce() -> Result<T, SocketError>,
+{
+    let (detail, rest) = match parse_options(args) {
         Start::Help => {
             o.err(usage(flavor).as_bytes());
             return 0;
@@ -391,7 +422,7 @@ where
             o.err(&bad_option(flavor, &opt));
             return EXIT_OBJECT_FAILURE;
         }
-        Start::Run { rest, .. } => args.get(rest..).unwrap_or_default(),
+        Start::Run { detail, rest } => (detail, args.get(rest..).unwrap_or_default()),
     };
     // Upstream resolves the family before it looks at the object, so even
     // `smcr help` needs it.
@@ -442,6 +473,9 @@ where
         }
         Lookup::Found(Object::Ueid) => ueid::invoke(flavor, sub, &mut family, o),
         Lookup::Found(Object::Info) => info::invoke(flavor, sub, &mut family, o),
+        Lookup::Found(Object::Stats) => {
+            stats::invoke(flavor, detail, sub, &mut family, stats_cache, o)
+        }
         Lookup::Found(other) => {
             o.err(not_supported(flavor, other).as_bytes());
             crate::EXIT_FAILURE
