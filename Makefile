@@ -12,7 +12,9 @@ SCRIPTS := $(TOP)/scripts
 KDIR ?= $(shell $(SCRIPTS)/build-kernel.sh)
 KPATH := $(shell source $(SCRIPTS)/lib.sh && kernel_path)
 
-.PHONY: all modules clippy kdir kernel setup clean help vm vm-pair check demo host-test fuzz fuzz-long selftests-build selftests tools
+PREFIX ?= /usr/local
+
+.PHONY: install all modules clippy kdir kernel setup clean help vm vm-pair check demo host-test fuzz fuzz-long selftests-build selftests tools
 
 all: modules
 
@@ -40,6 +42,14 @@ selftests-build:
 
 host-test:
 	@cd wire && cargo test --quiet
+
+# Installs the module into DESTDIR/lib/modules/<release of the kernel it
+# was built for>/updates (depmod included) and the tools into
+# DESTDIR$(PREFIX)/sbin.
+install: modules tools
+	@PATH="$(KPATH)" $(MAKE) -C $(KDIR) M=$(TOP) INSTALL_MOD_PATH=$(DESTDIR) INSTALL_MOD_DIR=updates modules_install
+	@install -d $(DESTDIR)$(PREFIX)/sbin
+	@install -m 0755 tools/target/release/smcss tools/target/release/smcr tools/target/release/smcd $(DESTDIR)$(PREFIX)/sbin/
 
 # Userspace operator tools (smcss, ...), built with the rustup toolchain on
 # PATH: tools/target/release/smcss.
@@ -86,7 +96,8 @@ help:
 	@echo '  make clippy          lint the module with clippy (warnings are errors)'
 	@echo '  make -s kdir         print the path of the built kernel tree'
 	@echo '  make check           run all tests: cargo test + kselftests in the VMs'
-	@echo '  make tools           build the operator tools (tools/target/release/smcss)'
+	@echo '  make install        module and tools (DESTDIR=, PREFIX=/usr/local)'
+	@echo '  make tools           build the operator tools (tools/target/release/smcss, smcr, smcd)'
 	@echo '  make fuzz            short fuzzing pass over the wire parsers (fuzz-long: 10^7 runs each)'
 	@echo '  make demo            boot two VMs and show AF_SMC client and server talking'
 	@echo '  make vm CMD=...      run CMD in one VM   (MOD=smc_rs|upstream|none, default smc_rs)'
