@@ -9,28 +9,28 @@
 //! that every later call is TCP's own, with TCP's exact semantics and no
 //! extra cost; `release` undoes the redirection.
 
-use crate::clc::{client_handshake, ClientOutcome, NonClcPeers};
 use crate::listen::{self, ListenCounters, ListenSocket, Listener};
 use crate::stats::{count, Event, Side};
-use crate::sys::args::{MsgHdr, PollTable, SavedAddr, SockAddr, SockAddrOut, SockoptIn, SockoptOut};
-use crate::sys::bindings as b;
-use crate::sys::errno::{
-    EAGAIN, EALREADY, EINPROGRESS, EINVAL, EISCONN, ENOMEM, ENOPROTOOPT, EPROTONOSUPPORT,
-    ESOCKTNOSUPPORT,
+use crate::sys::args::{
+    MsgHdr, PollTable, SavedAddr, SockAddr, SockAddrOut, SockoptIn, SockoptOut,
 };
+use crate::sys::bindings as b;
 use crate::sys::diag::{DiagInfo, SockDiag};
+use crate::sys::errno::{EINVAL, ENOPROTOOPT, EPROTONOSUPPORT, ESOCKTNOSUPPORT};
 use crate::sys::family::{AcceptArg, SocketFamily};
 use crate::sys::listen::ListenOwner;
 use crate::sys::net::Net;
 use crate::sys::print::smc_dbg;
 use crate::sys::sock::{SmcSk, SockGuard, SockState};
-use crate::sys::socket::{with_user_socket, FileRedirect, Socket};
+use crate::sys::socket::{FileRedirect, Socket};
 use crate::sys::tcp::KernelSocket;
 use crate::sys::work::SockWork;
 use crate::wire::clc::DeclineReason;
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::prelude::*;
 use kernel::workqueue::{impl_has_work, new_work, Work, WorkItem};
+
+mod connect;
 
 /// Where an SMC socket is in its life.
 pub(crate) enum SmcState {
@@ -120,7 +120,7 @@ impl WorkItem<CONNECT_WORK> for SmcSock {
     type Pointer = SockWork<SmcSock>;
 
     fn run(sk: SockWork<SmcSock>) {
-        finish_connect(&sk);
+        connect::finish_connect(&sk);
     }
 }
 
@@ -153,53 +153,6 @@ fn new_locked(state: SmcState, peer_diagnosis: u32) -> SmcLocked {
         state,
         peer_diagnosis,
     }
-}
-
-/// The rest of a non-blocking connect: wait for TCP, run the CLC
-/// handshake, fall back, and let waiters see the outcome. The waits run
-/// without the socket lock, as TCP's do, so that other calls on the
-/// socket (a second `connect()`, `close()`) are not held up.
-fn finish_connect(sk: &SmcSk<SmcSock>) {
-    let SmcState::Connecting(mut saved) = sk.lock().state else {
-        return;
-    };
-    let clc = &sk.state().clcsock;
-    // Waits for the TCP handshake the connect() call started, however
-    // long TCP takes (`close` aborts it).
-    let result = loop {
-        match clc.connect(saved.addr(), 0) {
-            Err(e) if e == EISCONN => break Ok(()),
-            // `SO_SNDTIMEO` ended one wait; TCP is still at it.
-            Err(e) if e == EALREADY || e == EINPROGRESS => continue,
-            other => break other,
-        }
-    }
-    .and_then(|()| clc_connect(sk.net(), clc, saved.addr(), 0));
-    let mut st = sk.lock();
-    if matches!(st.state, SmcState::Connecting(_)) {
-        let applied = with_user_socket(&mut st, |sock, st| match result {
-            Ok((reason, peer_diagnosis)) => {
-                st.peer_diagnosis = peer_diagnosis;
-                switch_to_fallback(sock, st, Side::Client, reason);
-            }
-            Err(e) => {
-                // The waits consumed the socket error, which the
-                // application must see for itself: put it back. From
-                // now on the file is TCP's, which reports it.
-                smc_dbg!("connect: failed with {:?}, TCP reports it", e);
-                clc.restore_error(e);
-                st.state = SmcState::Init;
-                FileRedirect::install(sock, st);
-            }
-        });
-        if applied.is_none() {
-            // Closed meanwhile (release aborted the clcsock).
-            st.state = SmcState::Closed;
-        }
-    }
-    sk.state().connecting.store(false, Ordering::Release);
-    drop(st);
-    clc.wake_waiters();
 }
 
 type Sock<'a> = Socket<'a, SmcSock>;
@@ -266,7 +219,11 @@ fn switch_to_fallback(sock: &Sock<'_>, st: &mut Guard<'_>, side: Side, reason: D
 
 /// The fallback itself (the counters are the caller's).
 fn enter_fallback(sock: &Sock<'_>, st: &mut Guard<'_>, side: Side, reason: DeclineReason) {
-    smc_dbg!("{:?}: fallback to TCP, reason {:#010x}", side, reason.code());
+    smc_dbg!(
+        "{:?}: fallback to TCP, reason {:#010x}",
+        side,
+        reason.code()
+    );
     if matches!(st.state, SmcState::Connecting(_)) {
         // The work item's wait marked the TCP socket connected; the
         // application completes a non-blocking connect itself (its next
@@ -275,8 +232,12 @@ fn enter_fallback(sock: &Sock<'_>, st: &mut Guard<'_>, side: Side, reason: Decli
     }
     st.state = SmcState::Fallback(reason);
     let state = sock.sk().state();
-    state.fallback_reason.store(reason.code(), Ordering::Relaxed);
-    state.peer_diagnosis.store(st.peer_diagnosis, Ordering::Relaxed);
+    state
+        .fallback_reason
+        .store(reason.code(), Ordering::Relaxed);
+    state
+        .peer_diagnosis
+        .store(st.peer_diagnosis, Ordering::Relaxed);
     st.set_sk_state(SMC_ACTIVE);
     sock.set_connected(st);
     // Without a file (a kernel socket) the calls keep coming through our
@@ -287,141 +248,44 @@ fn enter_fallback(sock: &Sock<'_>, st: &mut Guard<'_>, side: Side, reason: Decli
     }
 }
 
-/// Peers that echo the SMC option without speaking CLC, for all namespaces.
-static NON_CLC_PEERS: NonClcPeers = NonClcPeers::new();
-
-/// A connect that offers SMC: TCP handshake with the SMC option, then the
-/// CLC handshake. A peer that echoed the option without speaking CLC gets the
-/// connection made again without the option and is remembered, so that later
-/// connections skip SMC. A blocking connect does all this within the call; a
-/// non-blocking one starts the TCP handshake and leaves the rest to the
-/// socket's work item; until it is done, poll reports nothing and sends and
-/// receives would block.
-fn connect_offering_smc(sock: &Sock<'_>, st: &mut Guard<'_>, addr: SockAddr<'_>, flags: i32) -> Result {
-    let clc = clc(sock);
-    clc.set_syn_smc(true);
-    match clc.connect(addr, flags) {
-        // Only a blocking call gets here connected.
-        Ok(()) if flags & b::O_NONBLOCK as i32 == 0 => {
-            let (reason, peer_diagnosis) = clc_connect(sock.sk().net(), clc, addr, flags)?;
-            st.peer_diagnosis = peer_diagnosis;
-            switch_to_fallback(sock, st, Side::Client, reason);
-            return Ok(());
-        }
-        Ok(()) => {}
-        // Non-blocking, or blocking past `SO_SNDTIMEO`: TCP goes on in the
-        // background, and so do we.
-        Err(e) if e == EINPROGRESS => {}
-        Err(e) => return Err(e),
-    }
-    let sk = sock.sk();
-    st.state = SmcState::Connecting(addr.save());
-    sk.state().connecting.store(true, Ordering::Release);
-    if !sk.queue_work::<CONNECT_WORK>() {
-        // Not queued (no queue): give up on this connect like TCP would.
-        sk.state().connecting.store(false, Ordering::Release);
-        st.state = SmcState::Init;
-        clc.abort();
-        return Err(ENOMEM.into());
-    }
-    Err(EINPROGRESS.into())
-}
-
-/// Waits for a non-blocking connect's handshakes before a send or receive,
-/// up to the send or receive timeout (`sending`); `EAGAIN` for a
-/// non-blocking call or after the timeout, as TCP's wait for a connection.
-fn wait_connected(sock: &Sock<'_>, flags: u32, sending: bool) -> Result {
-    let sk = sock.sk();
-    if !sk.state().connecting.load(Ordering::Acquire) {
-        return Ok(());
-    }
-    let nonblock = flags & b::MSG_DONTWAIT != 0;
-    let timeo = if sending {
-        sk.sndtimeo(nonblock)
-    } else {
-        sk.rcvtimeo(nonblock)
-    };
-    wait_connect_done(sk, timeo)
-}
-
-/// The part of an SMC connect after the TCP handshake, on the clcsock only
-/// (no socket lock needed): CLC, and for a peer that echoed the option
-/// without speaking CLC a new connection without it. Returns why the
-/// connection uses TCP and what the peer's decline said.
-fn clc_connect(
-    net: &Net,
-    clc: &KernelSocket,
-    addr: SockAddr<'_>,
-    flags: i32,
-) -> Result<(DeclineReason, u32)> {
-    match client_handshake(clc) {
-        Ok(ClientOutcome::PeerNoSmc) => Ok((DeclineReason::PeerNoSmc, 0)),
-        Ok(ClientOutcome::Declined {
-            reason,
-            peer_diagnosis,
-        }) => Ok((reason, peer_diagnosis)),
-        Ok(ClientOutcome::NotClc(e)) => {
-            smc_dbg!("client: peer echoed the SMC option without CLC ({:?}), reconnecting", e);
-            count(net, Side::Client, Event::HandshakeError);
-            count(net, Side::Client, Event::NonClcPeer);
-            NON_CLC_PEERS.insert(net, &addr);
-            clc.disconnect()?;
-            clc.set_syn_smc(false);
-            clc.connect(addr, flags)?;
-            Ok((DeclineReason::PeerNoSmc, 0))
-        }
-        // A signal or a reset in the middle of the handshake: the stream may
-        // hold half a CLC message, so this connection cannot be used. Drop
-        // it and stay unconnected: a restarted or repeated connect() starts
-        // afresh, as it can after an interrupted TCP connect.
-        Err(e) => {
-            smc_dbg!("client: CLC handshake failed with {:?}", e);
-            count(net, Side::Client, Event::HandshakeError);
-            let _ = clc.disconnect();
-            Err(e)
-        }
-    }
-}
-
-/// Waits, for a call on a socket whose non-blocking connect is still in its
-/// work item, until the work item is done: up to `timeo` jiffies
-/// (`EAGAIN` after), interruptible like TCP's waits for a connection.
-fn wait_connect_done(sk: &SmcSk<SmcSock>, mut timeo: core::ffi::c_long) -> Result {
-    let state = sk.state();
-    let done = || !state.connecting.load(Ordering::Acquire);
-    let mut st = sk.lock();
-    while !done() {
-        if timeo == 0 {
-            return Err(EAGAIN.into());
-        }
-        st.wait_exclusive(&state.clcsock, &mut timeo, done)?;
-    }
-    Ok(())
-}
-
 /// A new socket of `kind` with a TCP clcsock of `family`.
-fn new_socket(net: &Net, kind: i16, family: u32) -> Result<(impl PinInit<SmcSock, Error>, SmcLocked)> {
+fn new_socket(
+    net: &Net,
+    kind: i16,
+    family: u32,
+) -> Result<(impl PinInit<SmcSock, Error>, SmcLocked)> {
     if kind as u32 != b::sock_type_SOCK_STREAM {
         return Err(ESOCKTNOSUPPORT.into());
     }
     let clcsock = KernelSocket::new_tcp(net, family)?;
     // New sockets take the namespace's default (upstream's `limit_smc_hs`).
     let limit_hs = crate::stats::limit_handshakes(net);
-    Ok((SmcSock::new(clcsock, limit_hs), new_locked(SmcState::Init, 0)))
+    Ok((
+        SmcSock::new(clcsock, limit_hs),
+        new_locked(SmcState::Init, 0),
+    ))
 }
 
 #[vtable]
 impl SocketFamily for SmcSock {
     const INITIAL_STATE: u8 = SMC_INIT;
 
-    fn create(net: &Net, kind: i16, protocol: i32) -> Result<(impl PinInit<Self, Error>, SmcLocked)> {
+    fn create(
+        net: &Net,
+        kind: i16,
+        protocol: i32,
+    ) -> Result<(impl PinInit<Self, Error>, SmcLocked)> {
         if kind as u32 != b::sock_type_SOCK_STREAM {
             return Err(ESOCKTNOSUPPORT.into());
         }
         new_socket(net, kind, clc_family(protocol)?)
     }
 
-    fn create_inet(net: &Net, kind: i16, family: u32) -> Result<(impl PinInit<Self, Error>, SmcLocked)> {
+    fn create_inet(
+        net: &Net,
+        kind: i16,
+        family: u32,
+    ) -> Result<(impl PinInit<Self, Error>, SmcLocked)> {
         new_socket(net, kind, family)
     }
 
@@ -451,47 +315,7 @@ impl SocketFamily for SmcSock {
     }
 
     fn connect(sock: &Sock<'_>, addr: SockAddr<'_>, flags: i32) -> Result {
-        let mut st = sock.sk().lock();
-        match st.state {
-            SmcState::Init => {}
-            SmcState::Connecting(_) if flags & b::O_NONBLOCK as i32 != 0 => {
-                return Err(EALREADY.into())
-            }
-            // A blocking connect() on a connecting socket waits for the
-            // outcome up to `SO_SNDTIMEO` (then `EALREADY`), as TCP's does;
-            // TCP then reports it (0 or the error).
-            SmcState::Connecting(_) => {
-                drop(st);
-                let sk = sock.sk();
-                return match wait_connect_done(sk, sk.sndtimeo(false)) {
-                    Err(e) if e == EAGAIN => Err(EALREADY.into()),
-                    Err(e) => Err(e),
-                    Ok(()) => clc(sock).connect(addr, flags),
-                };
-            }
-            SmcState::Fallback(_) => return Err(EISCONN.into()),
-            SmcState::Listen(_) | SmcState::Closed => return Err(EINVAL.into()),
-        }
-        if !NON_CLC_PEERS.contains(sock.sk().net(), &addr) {
-            return connect_offering_smc(sock, &mut st, addr, flags);
-        }
-        // A peer known to echo the option without speaking CLC gets plain
-        // TCP: it cannot do SMC. A too short address or a wrong family is
-        // TCP's to reject.
-        smc_dbg!("client: peer known not to speak CLC, plain TCP");
-        match clc(sock).connect(addr, flags) {
-            Ok(()) => {
-                switch_to_fallback(sock, &mut st, Side::Client, DeclineReason::PeerNoSmc);
-                Ok(())
-            }
-            // Non-blocking: the TCP handshake goes on; from now on the file is
-            // TCP's, so poll and SO_ERROR report its completion exactly.
-            Err(e) if e == EINPROGRESS => {
-                switch_to_fallback(sock, &mut st, Side::Client, DeclineReason::PeerNoSmc);
-                Err(e)
-            }
-            Err(e) => Err(e),
-        }
+        connect::connect(sock, addr, flags)
     }
 
     fn accept(sock: &Sock<'_>, arg: &AcceptArg) -> Result<(impl PinInit<Self, Error>, SmcLocked)> {
@@ -613,12 +437,12 @@ impl SocketFamily for SmcSock {
     }
 
     fn sendmsg(sock: &Sock<'_>, msg: MsgHdr<'_>, len: usize) -> Result<i32> {
-        wait_connected(sock, msg.flags(), true)?;
+        connect::wait_connected(sock, msg.flags(), true)?;
         clc(sock).sendmsg(msg, len)
     }
 
     fn recvmsg(sock: &Sock<'_>, msg: MsgHdr<'_>, len: usize, flags: i32) -> Result<i32> {
-        wait_connected(sock, flags as u32, false)?;
+        connect::wait_connected(sock, flags as u32, false)?;
         clc(sock).recvmsg(msg, len, flags)
     }
 }

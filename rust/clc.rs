@@ -45,7 +45,8 @@ pub(crate) fn client_handshake(clc: &KernelSocket) -> Result<ClientOutcome> {
         return Ok(ClientOutcome::PeerNoSmc);
     }
     let mut buf = [0u8; MAX_MESSAGE_LEN];
-    let n = encode_proposal(&ProposalParams::default(), &mut buf).map_err(|_| Error::from(EINVAL))?;
+    let n =
+        encode_proposal(&ProposalParams::default(), &mut buf).map_err(|_| Error::from(EINVAL))?;
     clc.send_all(&buf[..n])?;
 
     let header = match recv_message(clc, &mut buf) {
@@ -116,7 +117,9 @@ pub(crate) fn server_handshake(clc: &KernelSocket) -> ServerOutcome {
     let (head, _) = buf.split_at_mut(HEADER_LEN);
     // Closed, reset or silent: nothing was taken; TCP reports the rest.
     let seen = clc.peek_exact(head, CLC_WAIT_MS).unwrap_or(0);
-    if seen < HEADER_LEN || !(head.starts_with(&EYECATCHER_SMCR) || head.starts_with(&EYECATCHER_SMCD)) {
+    if seen < HEADER_LEN
+        || !(head.starts_with(&EYECATCHER_SMCR) || head.starts_with(&EYECATCHER_SMCD))
+    {
         return not_clc;
     }
     // CLC from here on: a header that does not say how long the message is
@@ -134,7 +137,11 @@ pub(crate) fn server_handshake(clc: &KernelSocket) -> ServerOutcome {
         _ => return ServerOutcome::Abort(ClcError::Truncated),
     }
     let msg = &*msg;
-    let version = if header.version >= SMC_V2 { SMC_V2 } else { SMC_V1 };
+    let version = if header.version >= SMC_V2 {
+        SMC_V2
+    } else {
+        SMC_V1
+    };
     let (reason, error) = match header.kind {
         MsgType::Proposal => match Proposal::parse(msg) {
             Ok(p) => match choose_variant(&p, ServerCaps::default()) {
@@ -142,7 +149,9 @@ pub(crate) fn server_handshake(clc: &KernelSocket) -> ServerOutcome {
                 // No variant can be chosen without a device.
                 Ok(_) => (DeclineReason::NoSmcDevice, None),
             },
-            Err(ClcError::BadVersion) => (DeclineReason::VersionMismatch, Some(ClcError::BadVersion)),
+            Err(ClcError::BadVersion) => {
+                (DeclineReason::VersionMismatch, Some(ClcError::BadVersion))
+            }
             Err(e) => (DeclineReason::SyncError, Some(e)),
         },
         // The client gave up first: nothing to answer.
@@ -160,7 +169,10 @@ pub(crate) fn server_handshake(clc: &KernelSocket) -> ServerOutcome {
         }
         MsgType::Accept | MsgType::Confirm => (DeclineReason::SyncError, Some(ClcError::BadType)),
     };
-    smc_dbg!("server: declining the client's CLC, reason {:#010x}", reason.code());
+    smc_dbg!(
+        "server: declining the client's CLC, reason {:#010x}",
+        reason.code()
+    );
     let decline = Decline::new(version, [0; SYSTEMID_LEN], reason);
     let mut out = [0u8; DECLINE_LEN_V2];
     let sent = match decline.encode(&mut out).ok().and_then(|n| out.get(..n)) {

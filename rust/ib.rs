@@ -36,7 +36,8 @@ impl SmcIbDevice {
 
     /// Whether `port` is up.
     pub(crate) fn port_active(&self, port: u32) -> bool {
-        self.port(port).is_some_and(|p| p.active.load(Ordering::Acquire))
+        self.port(port)
+            .is_some_and(|p| p.active.load(Ordering::Acquire))
     }
 }
 
@@ -46,7 +47,8 @@ impl IbEventSink for SmcIbDevice {
         match event {
             IbEvent::PortActive(n) | IbEvent::PortError(n) => {
                 if let Some(p) = self.port(n) {
-                    p.active.store(matches!(event, IbEvent::PortActive(_)), Ordering::Release);
+                    p.active
+                        .store(matches!(event, IbEvent::PortActive(_)), Ordering::Release);
                     p.gids_stale.store(true, Ordering::Release);
                 }
             }
@@ -135,7 +137,11 @@ impl IbClientOps for SmcIbClient {
         smc_dbg!(
             "ib: {} removed (port 1 was {})",
             Name(dev),
-            if entry.device.port_active(1) { "active" } else { "down" }
+            if entry.device.port_active(1) {
+                "active"
+            } else {
+                "down"
+            }
         );
         drop(entry);
     }

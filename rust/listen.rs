@@ -237,7 +237,9 @@ impl Listener {
     /// Takes the next finished connection, if any.
     pub(crate) fn pop<S: ListenSocket>(&mut self, sk: &SmcSk<S>) -> Option<Accepted> {
         let conn = self.queue.pop()?;
-        sk.state().counters().update(|c| c.queued = c.queued.saturating_sub(1));
+        sk.state()
+            .counters()
+            .update(|c| c.queued = c.queued.saturating_sub(1));
         if self.throttled {
             // Room again: take what waits in TCP's queue.
             self.throttled = false;
@@ -381,7 +383,10 @@ fn finish_handshake<S: ListenSocket>(listener: ARef<SmcSk<S>>, child: KernelSock
             (reason, peer_diagnosis)
         }
         ServerOutcome::Abort(e) => {
-            smc_dbg!("server: CLC handshake aborted ({:?}), connection dropped", e);
+            smc_dbg!(
+                "server: CLC handshake aborted ({:?}), connection dropped",
+                e
+            );
             count(net, Side::Server, Event::HandshakeError);
             child.abort();
             return;

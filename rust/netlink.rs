@@ -4,10 +4,12 @@
 //! upstream's command and attribute numbers, so upstream's tools (and ours)
 //! work on smc_rs unchanged. Today: the UEID table.
 
+use crate::stats;
 use crate::sys::bindings as b;
 use crate::sys::errno::{EINVAL, EMSGSIZE, EOPNOTSUPP};
-use crate::stats;
-use crate::sys::genl::{hostname, CommandKind, GenlCommand, GenlDump, GenlFamily, GenlMessage, GenlRequest};
+use crate::sys::genl::{
+    hostname, CommandKind, GenlCommand, GenlDump, GenlFamily, GenlMessage, GenlRequest,
+};
 use crate::sys::print::smc_dbg;
 use crate::ueid::{self, Eid, EID_LEN};
 use core::ffi::c_long;
@@ -20,7 +22,12 @@ const EID_ATTR: u16 = b::SMC_NLA_EID_TABLE_ENTRY as u16;
 /// A UEID attribute: 32 characters and a NUL.
 const EID_STRING: &[(u16, u16)] = &[(EID_ATTR, EID_LEN as u16)];
 
-const fn command(cmd: u32, kind: CommandKind, admin: bool, strings: &'static [(u16, u16)]) -> GenlCommand {
+const fn command(
+    cmd: u32,
+    kind: CommandKind,
+    admin: bool,
+    strings: &'static [(u16, u16)],
+) -> GenlCommand {
     GenlCommand {
         cmd: cmd as u8,
         kind,
@@ -37,13 +44,38 @@ impl GenlFamily for SmcNetlink {
         // Readable by everyone, as upstream's.
         command(b::SMC_NETLINK_GET_SYS_INFO, CommandKind::Dump, false, &[]),
         command(b::SMC_NETLINK_GET_STATS, CommandKind::Dump, false, &[]),
-        command(b::SMC_NETLINK_GET_FBACK_STATS, CommandKind::Dump, false, &[]),
+        command(
+            b::SMC_NETLINK_GET_FBACK_STATS,
+            CommandKind::Dump,
+            false,
+            &[],
+        ),
         command(b::SMC_NETLINK_DUMP_UEID, CommandKind::Dump, false, &[]),
-        command(b::SMC_NETLINK_DUMP_HS_LIMITATION, CommandKind::Dump, false, &[]),
-        command(b::SMC_NETLINK_ENABLE_HS_LIMITATION, CommandKind::Do, true, &[]),
-        command(b::SMC_NETLINK_DISABLE_HS_LIMITATION, CommandKind::Do, true, &[]),
+        command(
+            b::SMC_NETLINK_DUMP_HS_LIMITATION,
+            CommandKind::Dump,
+            false,
+            &[],
+        ),
+        command(
+            b::SMC_NETLINK_ENABLE_HS_LIMITATION,
+            CommandKind::Do,
+            true,
+            &[],
+        ),
+        command(
+            b::SMC_NETLINK_DISABLE_HS_LIMITATION,
+            CommandKind::Do,
+            true,
+            &[],
+        ),
         command(b::SMC_NETLINK_ADD_UEID, CommandKind::Do, true, EID_STRING),
-        command(b::SMC_NETLINK_REMOVE_UEID, CommandKind::Do, true, EID_STRING),
+        command(
+            b::SMC_NETLINK_REMOVE_UEID,
+            CommandKind::Do,
+            true,
+            EID_STRING,
+        ),
         command(b::SMC_NETLINK_FLUSH_UEID, CommandKind::Do, true, &[]),
     ];
 
@@ -91,12 +123,16 @@ impl GenlFamily for SmcNetlink {
             }),
             b::SMC_NETLINK_GET_STATS => {
                 let errors = stats::handshake_errors(dump.net());
-                once(cmd, dump, |m| m.nest(b::SMC_GEN_STATS as u16, |m| fill_stats(m, errors)))
+                once(cmd, dump, |m| {
+                    m.nest(b::SMC_GEN_STATS as u16, |m| fill_stats(m, errors))
+                })
             }
             b::SMC_NETLINK_GET_FBACK_STATS => dump_fallbacks(cmd, dump),
             b::SMC_NETLINK_DUMP_HS_LIMITATION => {
                 let on = stats::limit_handshakes(dump.net());
-                once(cmd, dump, |m| m.put_u8(b::SMC_NLA_HS_LIMITATION_ENABLED as u16, u8::from(on)))
+                once(cmd, dump, |m| {
+                    m.put_u8(b::SMC_NLA_HS_LIMITATION_ENABLED as u16, u8::from(on))
+                })
             }
             _ => Err(EOPNOTSUPP.into()),
         }
@@ -128,8 +164,16 @@ fn fill_stats(m: &mut GenlMessage<'_>, (client_errors, server_errors): (u64, u64
     for tech in [b::SMC_NLA_STATS_SMCD_TECH, b::SMC_NLA_STATS_SMCR_TECH] {
         m.nest(tech as u16, fill_tech)?;
     }
-    m.put_u64(b::SMC_NLA_STATS_CLNT_HS_ERR_CNT as u16, client_errors, b::SMC_NLA_STATS_PAD as u16)?;
-    m.put_u64(b::SMC_NLA_STATS_SRV_HS_ERR_CNT as u16, server_errors, b::SMC_NLA_STATS_PAD as u16)
+    m.put_u64(
+        b::SMC_NLA_STATS_CLNT_HS_ERR_CNT as u16,
+        client_errors,
+        b::SMC_NLA_STATS_PAD as u16,
+    )?;
+    m.put_u64(
+        b::SMC_NLA_STATS_SRV_HS_ERR_CNT as u16,
+        server_errors,
+        b::SMC_NLA_STATS_PAD as u16,
+    )
 }
 
 /// One technology's counters. No connection uses SMC-R or SMC-D yet (every
@@ -163,7 +207,10 @@ fn fill_tech(m: &mut GenlMessage<'_>) -> Result {
         b::SMC_NLA_STATS_T_URG_DATA_CNT,
     ];
     let pad = b::SMC_NLA_STATS_PAD as u16;
-    for nest in [b::SMC_NLA_STATS_T_TX_RMB_STATS, b::SMC_NLA_STATS_T_RX_RMB_STATS] {
+    for nest in [
+        b::SMC_NLA_STATS_T_TX_RMB_STATS,
+        b::SMC_NLA_STATS_T_RX_RMB_STATS,
+    ] {
         m.nest(nest as u16, |m| {
             RMB.iter()
                 .try_for_each(|a| m.put_u64(*a as u16, 0, b::SMC_NLA_STATS_RMB_PAD as u16))
@@ -180,10 +227,14 @@ fn fill_tech(m: &mut GenlMessage<'_>) -> Result {
                 .try_for_each(|a| m.put_u64(a as u16, 0, b::SMC_NLA_STATS_PLOAD_PAD as u16))
         })?;
     }
-    COUNTERS.iter().try_for_each(|a| m.put_u64(*a as u16, 0, pad))?;
+    COUNTERS
+        .iter()
+        .try_for_each(|a| m.put_u64(*a as u16, 0, pad))?;
     m.put_uint(b::SMC_NLA_STATS_T_RX_RMB_USAGE as u16, 0)?;
     m.put_uint(b::SMC_NLA_STATS_T_TX_RMB_USAGE as u16, 0)?;
-    MORE_COUNTERS.iter().try_for_each(|a| m.put_u64(*a as u16, 0, pad))
+    MORE_COUNTERS
+        .iter()
+        .try_for_each(|a| m.put_u64(*a as u16, 0, pad))
 }
 
 /// `SMC_NETLINK_GET_FBACK_STATS`: for each reason slot, the server's then

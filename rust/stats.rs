@@ -4,12 +4,12 @@
 //! reason, handshake errors, for the client and the server side (what
 //! `smcr stats` shows; exported by the diagnostics interfaces).
 
+use crate::sys::net::Net;
 use crate::sys::pernet::PernetData;
 use crate::sys::sync::{new_spinlock_bh, SpinLockBh};
-use kernel::prelude::*;
-use crate::sys::net::Net;
 use crate::wire::clc::DeclineReason;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use kernel::prelude::*;
 
 /// Which end of the connection a counter is about.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -96,7 +96,9 @@ pub(crate) fn limit_handshakes(net: &Net) -> bool {
 
 /// Sets the `SMC_LIMIT_HS` default of new sockets of `net`.
 pub(crate) fn set_limit_handshakes(net: &Net, on: bool) {
-    crate::sys::pernet::with::<NetStats, _>(net, |s| s.limit_handshakes.store(on, Ordering::Relaxed));
+    crate::sys::pernet::with::<NetStats, _>(net, |s| {
+        s.limit_handshakes.store(on, Ordering::Relaxed)
+    });
 }
 
 /// A copy of `net`'s fallback counts.

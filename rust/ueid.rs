@@ -37,7 +37,10 @@ static TABLE: RcuPointer<UeidTable> = RcuPointer::new();
 /// empty, starting with an upper-case letter or a digit, and made of those,
 /// `.` and `-` (upstream's rules).
 pub(crate) fn valid(ueid: &Eid) -> bool {
-    let end = ueid.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(0, |i| i + 1);
+    let end = ueid
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map_or(0, |i| i + 1);
     let Some(text) = ueid.get(..end) else {
         return false;
     };
@@ -46,7 +49,8 @@ pub(crate) fn valid(ueid: &Eid) -> bool {
         Some(first) if upper_alnum(first) => {}
         _ => return false,
     }
-    text.iter().all(|b| upper_alnum(b) || *b == b'.' || *b == b'-')
+    text.iter()
+        .all(|b| upper_alnum(b) || *b == b'.' || *b == b'-')
 }
 
 /// A copy of the current table.

@@ -83,7 +83,9 @@ unsafe extern "C" fn request_trampoline<S: SockDiag>(
 ) -> c_int {
     // SAFETY: `nlh` is the live request header.
     let (kind, flags) = unsafe { ((*nlh).nlmsg_type, (*nlh).nlmsg_flags) };
-    if u32::from(kind) != bindings::SOCK_DIAG_BY_FAMILY || u32::from(flags) & bindings::NLM_F_DUMP == 0 {
+    if u32::from(kind) != bindings::SOCK_DIAG_BY_FAMILY
+        || u32::from(flags) & bindings::NLM_F_DUMP == 0
+    {
         return 0;
     }
     // SAFETY: all-zero is a dump control without callbacks.
@@ -179,7 +181,12 @@ fn fill<S: SockDiag>(
             reason: info.fallback_reason,
             peer_diagnosis: info.peer_diagnosis,
         };
-        let ok = bindings::nla_put(skb, bindings::SMC_DIAG_SHUTDOWN as c_int, 1, (&shutdown as *const u8).cast()) == 0
+        let ok = bindings::nla_put(
+            skb,
+            bindings::SMC_DIAG_SHUTDOWN as c_int,
+            1,
+            (&shutdown as *const u8).cast(),
+        ) == 0
             && bindings::nla_put(
                 skb,
                 bindings::SMC_DIAG_FALLBACK as c_int,

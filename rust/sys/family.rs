@@ -93,11 +93,21 @@ pub(crate) trait SocketFamily: SockState {
         kernel::build_error(VTABLE_DEFAULT_ERROR)
     }
     /// `setsockopt(2)`, every level.
-    fn setsockopt(_sock: &Socket<'_, Self>, _level: i32, _name: i32, _val: SockoptIn<'_>) -> Result {
+    fn setsockopt(
+        _sock: &Socket<'_, Self>,
+        _level: i32,
+        _name: i32,
+        _val: SockoptIn<'_>,
+    ) -> Result {
         kernel::build_error(VTABLE_DEFAULT_ERROR)
     }
     /// `getsockopt(2)` (`SOL_SOCKET` is the socket layer's).
-    fn getsockopt(_sock: &Socket<'_, Self>, _level: i32, _name: i32, _out: SockoptOut<'_>) -> Result {
+    fn getsockopt(
+        _sock: &Socket<'_, Self>,
+        _level: i32,
+        _name: i32,
+        _out: SockoptOut<'_>,
+    ) -> Result {
         kernel::build_error(VTABLE_DEFAULT_ERROR)
     }
     /// `sendmsg(2)`; returns the bytes queued.
@@ -105,7 +115,12 @@ pub(crate) trait SocketFamily: SockState {
         kernel::build_error(VTABLE_DEFAULT_ERROR)
     }
     /// `recvmsg(2)`; returns the bytes received.
-    fn recvmsg(_sock: &Socket<'_, Self>, _msg: MsgHdr<'_>, _len: usize, _flags: i32) -> Result<i32> {
+    fn recvmsg(
+        _sock: &Socket<'_, Self>,
+        _msg: MsgHdr<'_>,
+        _len: usize,
+        _flags: i32,
+    ) -> Result<i32> {
         kernel::build_error(VTABLE_DEFAULT_ERROR)
     }
 }
@@ -120,19 +135,59 @@ impl<F: SocketFamily> Adapter<F> {
         bindings::proto_ops {
             family: family as c_int,
             release: Some(Self::release),
-            bind: if F::HAS_BIND { Some(Self::bind) } else { Some(bindings::sock_no_bind) },
-            connect: if F::HAS_CONNECT { Some(Self::connect) } else { Some(bindings::sock_no_connect) },
+            bind: if F::HAS_BIND {
+                Some(Self::bind)
+            } else {
+                Some(bindings::sock_no_bind)
+            },
+            connect: if F::HAS_CONNECT {
+                Some(Self::connect)
+            } else {
+                Some(bindings::sock_no_connect)
+            },
             socketpair: Some(bindings::sock_no_socketpair),
             accept: Some(Self::accept),
-            getname: if F::HAS_GETNAME { Some(Self::getname) } else { Some(bindings::sock_no_getname) },
+            getname: if F::HAS_GETNAME {
+                Some(Self::getname)
+            } else {
+                Some(bindings::sock_no_getname)
+            },
             poll: if F::HAS_POLL { Some(Self::poll) } else { None },
-            ioctl: if F::HAS_IOCTL { Some(Self::ioctl) } else { Some(bindings::sock_no_ioctl) },
-            listen: if F::HAS_LISTEN { Some(Self::listen) } else { Some(bindings::sock_no_listen) },
-            shutdown: if F::HAS_SHUTDOWN { Some(Self::shutdown) } else { Some(bindings::sock_no_shutdown) },
-            setsockopt: if F::HAS_SETSOCKOPT { Some(Self::setsockopt) } else { None },
-            getsockopt: if F::HAS_GETSOCKOPT { Some(Self::getsockopt) } else { None },
-            sendmsg: if F::HAS_SENDMSG { Some(Self::sendmsg) } else { Some(bindings::sock_no_sendmsg) },
-            recvmsg: if F::HAS_RECVMSG { Some(Self::recvmsg) } else { Some(bindings::sock_no_recvmsg) },
+            ioctl: if F::HAS_IOCTL {
+                Some(Self::ioctl)
+            } else {
+                Some(bindings::sock_no_ioctl)
+            },
+            listen: if F::HAS_LISTEN {
+                Some(Self::listen)
+            } else {
+                Some(bindings::sock_no_listen)
+            },
+            shutdown: if F::HAS_SHUTDOWN {
+                Some(Self::shutdown)
+            } else {
+                Some(bindings::sock_no_shutdown)
+            },
+            setsockopt: if F::HAS_SETSOCKOPT {
+                Some(Self::setsockopt)
+            } else {
+                None
+            },
+            getsockopt: if F::HAS_GETSOCKOPT {
+                Some(Self::getsockopt)
+            } else {
+                None
+            },
+            sendmsg: if F::HAS_SENDMSG {
+                Some(Self::sendmsg)
+            } else {
+                Some(bindings::sock_no_sendmsg)
+            },
+            recvmsg: if F::HAS_RECVMSG {
+                Some(Self::recvmsg)
+            } else {
+                Some(bindings::sock_no_recvmsg)
+            },
             mmap: Some(bindings::sock_no_mmap),
             // SAFETY: all-zero is "no callback" for the remaining entries.
             ..unsafe { core::mem::zeroed() }
@@ -262,7 +317,11 @@ impl<F: SocketFamily> Adapter<F> {
     /// # Safety
     ///
     /// `proto_ops::bind` contract: live socket, kernel copy of the address.
-    unsafe extern "C" fn bind(sock: *mut bindings::socket, addr: *mut bindings::sockaddr, len: c_int) -> c_int {
+    unsafe extern "C" fn bind(
+        sock: *mut bindings::socket,
+        addr: *mut bindings::sockaddr,
+        len: c_int,
+    ) -> c_int {
         // SAFETY: our socket, live for the call; the address is the call's.
         let (s, addr) = unsafe { (Self::socket(sock), SockAddr::new(addr, len)) };
         from_result(|| F::bind(&s, addr).map(|()| 0))
@@ -314,7 +373,11 @@ impl<F: SocketFamily> Adapter<F> {
     /// # Safety
     ///
     /// `proto_ops::getname` contract: `addr` is a kernel `sockaddr_storage`.
-    unsafe extern "C" fn getname(sock: *mut bindings::socket, addr: *mut bindings::sockaddr, peer: c_int) -> c_int {
+    unsafe extern "C" fn getname(
+        sock: *mut bindings::socket,
+        addr: *mut bindings::sockaddr,
+        peer: c_int,
+    ) -> c_int {
         // SAFETY: our socket, live for the call.
         let s = unsafe { Self::socket(sock) };
         from_result(|| F::getname(&s, SockAddrOut::new(addr), peer != 0))
@@ -393,7 +456,11 @@ impl<F: SocketFamily> Adapter<F> {
     /// # Safety
     ///
     /// `proto_ops::sendmsg` contract.
-    unsafe extern "C" fn sendmsg(sock: *mut bindings::socket, msg: *mut bindings::msghdr, len: usize) -> c_int {
+    unsafe extern "C" fn sendmsg(
+        sock: *mut bindings::socket,
+        msg: *mut bindings::msghdr,
+        len: usize,
+    ) -> c_int {
         // SAFETY: our socket and the call's live message.
         let (s, msg) = unsafe { (Self::socket(sock), MsgHdr::new(msg)) };
         from_result(|| F::sendmsg(&s, msg, len))
@@ -429,7 +496,12 @@ unsafe fn install<F: SocketFamily>(
     let (proto, ops) = tables().ok_or(EAFNOSUPPORT)?;
     // SAFETY: `net` is live and `proto` registered (see `tables`).
     let sk = unsafe {
-        bindings::smc_rs_sk_alloc(net.as_raw(), bindings::PF_SMC as c_int, proto, kern as c_int)
+        bindings::smc_rs_sk_alloc(
+            net.as_raw(),
+            bindings::PF_SMC as c_int,
+            proto,
+            kern as c_int,
+        )
     };
     if sk.is_null() {
         // The initialiser is dropped here, releasing what it owns.

@@ -116,7 +116,11 @@ impl<F: GenlFamily> GenlRegistration<F> {
             // SAFETY: all-zero is "no callback, no flags" for a `genl_ops`.
             let mut op: bindings::genl_ops = unsafe { core::mem::zeroed() };
             op.cmd = c.cmd;
-            op.flags = if c.admin { bindings::GENL_ADMIN_PERM as u8 } else { 0 };
+            op.flags = if c.admin {
+                bindings::GENL_ADMIN_PERM as u8
+            } else {
+                0
+            };
             match c.kind {
                 CommandKind::Do => op.doit = Some(doit_trampoline::<F>),
                 CommandKind::Dump => op.dumpit = Some(dumpit_trampoline::<F>),
@@ -153,7 +157,12 @@ impl<F: GenlFamily> GenlRegistration<F> {
             (*fam).module = module.as_ptr().cast();
             (*fam).ops = tables.ops.as_ptr();
             (*fam).n_ops = tables.ops.len() as u8;
-            (*fam).resv_start_op = F::COMMANDS.iter().map(|c| c.cmd).max().unwrap_or(0).saturating_add(1);
+            (*fam).resv_start_op = F::COMMANDS
+                .iter()
+                .map(|c| c.cmd)
+                .max()
+                .unwrap_or(0)
+                .saturating_add(1);
         }
         FAMILY
             .compare_exchange(null_mut(), fam, Ordering::AcqRel, Ordering::Acquire)
@@ -214,8 +223,13 @@ impl GenlRequest<'_> {
             if nla.is_null() {
                 return None;
             }
-            let len = usize::from((*nla).nla_len).checked_sub(core::mem::size_of::<bindings::nlattr>())?;
-            Some(core::slice::from_raw_parts(nla.cast::<u8>().add(core::mem::size_of::<bindings::nlattr>()), len))
+            let len =
+                usize::from((*nla).nla_len).checked_sub(core::mem::size_of::<bindings::nlattr>())?;
+            Some(core::slice::from_raw_parts(
+                nla.cast::<u8>()
+                    .add(core::mem::size_of::<bindings::nlattr>()),
+                len,
+            ))
         }
     }
 }
@@ -243,7 +257,11 @@ impl<F: GenlFamily> GenlDump<'_, F> {
     /// Adds one message of command `cmd` (flagged `NLM_F_MULTI`) built by
     /// `fill`. `EMSGSIZE` when the buffer is full: the message is taken
     /// back and the caller stops, to go on in the next call.
-    pub(crate) fn message(&mut self, cmd: u8, fill: impl FnOnce(&mut GenlMessage<'_>) -> Result) -> Result {
+    pub(crate) fn message(
+        &mut self,
+        cmd: u8,
+        fill: impl FnOnce(&mut GenlMessage<'_>) -> Result,
+    ) -> Result {
         let family = FAMILY.load(Ordering::Acquire);
         // SAFETY: `skb` and `cb` are live for the call; the family is
         // registered while its handlers run.
@@ -288,7 +306,8 @@ impl GenlMessage<'_> {
     pub(crate) fn put(&mut self, attr: u16, data: &[u8]) -> Result {
         let len = c_int::try_from(data.len()).map_err(|_| EINVAL)?;
         // SAFETY: live reply buffer; `data` is readable for `len` bytes.
-        let rc = unsafe { bindings::nla_put(self.skb, c_int::from(attr), len, data.as_ptr().cast()) };
+        let rc =
+            unsafe { bindings::nla_put(self.skb, c_int::from(attr), len, data.as_ptr().cast()) };
         if rc != 0 {
             return Err(EMSGSIZE.into());
         }
@@ -316,7 +335,13 @@ impl GenlMessage<'_> {
         let bytes = v.to_ne_bytes();
         // SAFETY: live reply buffer; `bytes` is readable for 8 bytes.
         let rc = unsafe {
-            bindings::nla_put_64bit(self.skb, c_int::from(attr), 8, bytes.as_ptr().cast(), c_int::from(pad))
+            bindings::nla_put_64bit(
+                self.skb,
+                c_int::from(attr),
+                8,
+                bytes.as_ptr().cast(),
+                c_int::from(pad),
+            )
         };
         if rc != 0 {
             return Err(EMSGSIZE.into());

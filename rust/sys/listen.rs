@@ -168,4 +168,3 @@ unsafe extern "C" fn congested_trampoline<S: ListenOwner>(sk: *const bindings::s
     unsafe { with_owner::<S, _>(sk.cast_mut(), |owner| S::handshakes_congested(owner)) }
         .unwrap_or(false)
 }
-

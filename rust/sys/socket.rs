@@ -101,10 +101,7 @@ impl FileRedirect {
             // O_ASYNC (SIGIO) set on the file so far goes with the list.
             let sk = (*sock.raw).sk;
             if bindings::smc_rs_sock_flag(sk, bindings::sock_flags_SOCK_FASYNC) {
-                bindings::smc_rs_sock_set_flag(
-                    clc.sk().as_raw(),
-                    bindings::sock_flags_SOCK_FASYNC,
-                );
+                bindings::smc_rs_sock_set_flag(clc.sk().as_raw(), bindings::sock_flags_SOCK_FASYNC);
             }
             bindings::smc_rs_set_file_private(file, tcp.cast());
         }

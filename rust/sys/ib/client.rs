@@ -108,7 +108,10 @@ unsafe extern "C" fn add_trampoline<T: IbClientOps>(dev: *mut bindings::ib_devic
 ///
 /// `ib_client::remove`: called by ib_core for a device `add` accepted, with
 /// the client data it set.
-unsafe extern "C" fn remove_trampoline<T: IbClientOps>(dev: *mut bindings::ib_device, data: *mut c_void) {
+unsafe extern "C" fn remove_trampoline<T: IbClientOps>(
+    dev: *mut bindings::ib_device,
+    data: *mut c_void,
+) {
     if data.is_null() {
         return;
     }

@@ -32,7 +32,11 @@ unsafe impl AlwaysRefCounted for IbDevice {
     fn inc_ref(&self) {
         // SAFETY: live device (invariant); `dev` is the member in use of the
         // union (`coredev` starts with the same `struct device`).
-        unsafe { bindings::get_device(core::ptr::addr_of_mut!((*self.as_raw()).__bindgen_anon_1.dev)) };
+        unsafe {
+            bindings::get_device(core::ptr::addr_of_mut!(
+                (*self.as_raw()).__bindgen_anon_1.dev
+            ))
+        };
     }
 
     unsafe fn dec_ref(obj: NonNull<Self>) {

@@ -66,7 +66,11 @@ impl<T: IbEventSink> IbEventRegistration<T> {
         // The handler lives pinned in the box until `drop` unregisters it.
         // SAFETY: so ib_core may keep and call it meanwhile.
         unsafe {
-            bindings::smc_rs_init_ib_event_handler(raw, dev.as_raw(), Some(handler_trampoline::<T>));
+            bindings::smc_rs_init_ib_event_handler(
+                raw,
+                dev.as_raw(),
+                Some(handler_trampoline::<T>),
+            );
             bindings::ib_register_event_handler(raw);
         }
         // INVARIANT: registered above.

@@ -40,10 +40,10 @@ use super::codec::{CodecError, Reader, Writer};
 
 // In the kernel module, where `wire` is private, a re-export nothing uses
 // is an unused import: the kernel uses only some of these.
-#[allow(unused_imports)]
-pub use flow::{may_initiate, route, FlowState, FlowType, LlcAction, Role};
 #[cfg(any(test, feature = "invariants"))]
 pub use flow::check_route_invariants;
+#[allow(unused_imports)]
+pub use flow::{may_initiate, route, FlowState, FlowType, LlcAction, Role};
 #[allow(unused_imports)]
 pub use link::{
     AddLink, AddLinkCont, AddLinkRkey, AddLinkV2Ext, ConfirmLink, DeleteLink, ReqAddLink, TestLink,
