@@ -14,7 +14,7 @@ KPATH := $(shell source $(SCRIPTS)/lib.sh && kernel_path)
 
 PREFIX ?= /usr/local
 
-.PHONY: install all modules clippy kdir kernel setup clean help vm vm-pair check demo host-test fuzz fuzz-long selftests-build selftests tools
+.PHONY: install all modules clippy kdir kernel setup clean help vm vm-pair check demo bench host-test fuzz fuzz-long selftests-build selftests tools
 
 all: modules
 
@@ -82,6 +82,12 @@ check: setup
 demo: setup
 	@$(SCRIPTS)/demo.sh
 
+# Benchmark (not a test): TCP, upstream smc.ko and smc_rs in VM pairs, same
+# workloads; report, chart and JSON in bench-results/<date>/. Knobs are
+# BENCH_* variables (Documentation/benchmarks.rst), e.g. make bench BENCH_SECS=2.
+bench: setup
+	@$(SCRIPTS)/bench.sh
+
 clean:
 	@kdir=$$($(SCRIPTS)/build-kernel.sh --if-built); \
 	if [ -n "$$kdir" ]; then PATH="$(KPATH)" $(MAKE) -C $$kdir M=$(TOP) clean; fi
@@ -100,6 +106,7 @@ help:
 	@echo '  make tools           build the operator tools (tools/target/release/smcss, smcr, smcd)'
 	@echo '  make fuzz            short fuzzing pass over the wire parsers (fuzz-long: 10^7 runs each)'
 	@echo '  make demo            boot two VMs and show AF_SMC client and server talking'
+	@echo '  make bench           benchmark TCP, upstream smc.ko, smc_rs in VM pairs (BENCH_*=...; report, chart, JSON)'
 	@echo '  make vm CMD=...      run CMD in one VM   (MOD=smc_rs|upstream|none, default smc_rs)'
 	@echo '  make vm-pair SERVER=... CLIENT=...  run a command in each of two linked VMs'
 	@echo '                       (MOD1/MOD2=smc_rs|upstream|none; VM1 is 10.10.0.1, VM2 10.10.0.2)'

@@ -16,6 +16,7 @@ apt_pkgs=(
 	iproute2 rdma-core ibverbs-utils perftest
 	libbpf-dev bpftool
 	python3-venv g++
+	gnuplot-nox
 )
 
 missing=()

@@ -1,0 +1,306 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The benchmark inside the VM pair (scripts/bench.sh boots it; see
+# Documentation/benchmarks.rst). VM 1 serves, VM 2 drives the workloads and
+# records; all traffic is between 10.10.0.1 and 10.10.0.2 on the VMs' link.
+#
+#   bench-vm.sh server          VM 1: smc_bench server until VM 2 says quit
+#   bench-vm.sh client          VM 2: every workload, then quit
+#   bench-vm.sh ctl REQUEST...  VM 1: a control request (run by smc_bench server)
+#   bench-vm.sh probe LABEL     VM 2: smc_diag rows of the open connections
+#   bench-vm.sh held LABEL      VM 2: memory snapshots while idle connections are held
+#
+# Settings (environment, set by scripts/bench.sh): BENCH_CONTENDER,
+# BENCH_FAMILY (tcp|smc), BENCH_REPS, BENCH_SECS, BENCH_PP_COUNT,
+# BENCH_CPS_THREADS, BENCH_STREAMS, BENCH_IDLE_CONNS, BENCH_SETTLE,
+# BENCH_CEILING (1: ib_write_bw/ib_write_lat in this boot), BENCH_RDMA_ITERS,
+# BENCH_PORT, BENCH_BUDGET (seconds the server waits at most).
+# BENCH_DRYRUN=1 is for checking this script on a host over loopback (both
+# roles on 127.0.0.1, no sysctl changes, no cache drops); make bench never
+# sets it.
+#
+# Everything lands in $SMC_OUT (the host's raw folder for this boot):
+#   results.txt           RESULT lines of smc_bench (VM 2)
+#   ctr-LABEL-{before,after}-vmN.txt  counters around each workload: rxe
+#                         hw_counters, eth0 bytes, smcr stats (SMC contenders)
+#   smcss-LABEL-vmN.txt   smcss -a -d while the workload's connections are open
+#   mem-vmN-LABEL.txt     /proc/meminfo, /proc/slabinfo, smcss -a -d
+#   perftest-*-vmN.txt    ib_write_bw / ib_write_lat output
+#   progress              one line per step (the host prints them)
+# The host (selftests/bench/bench_report.py) computes every figure from them.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+: "${SMC_OUT:?run inside the VM bed (make bench)}"
+: "${SMC_VM:?}"
+
+contender=${BENCH_CONTENDER:-tcp}
+family=${BENCH_FAMILY:-tcp}
+reps=${BENCH_REPS:-3}
+secs=${BENCH_SECS:-5}
+pp_count=${BENCH_PP_COUNT:-2000}
+cps_threads=${BENCH_CPS_THREADS:-4}
+streams=${BENCH_STREAMS:-4}
+idle_conns=${BENCH_IDLE_CONNS:-200}
+settle=${BENCH_SETTLE:-2}
+ceiling=${BENCH_CEILING:-0}
+rdma_iters=${BENCH_RDMA_ITERS:-2000}
+port=${BENCH_PORT:-7400}
+budget=${BENCH_BUDGET:-1200}
+dryrun=${BENCH_DRYRUN:-0}
+server_addr=10.10.0.1
+[ "$dryrun" = 1 ] && server_addr=127.0.0.1
+bin=$here/smc_bench
+smcss=$top/tools/target/release/smcss
+smcr=$top/tools/target/release/smcr
+perftest_port=18515
+self="bash $here/bench-vm.sh"
+
+note() { printf '%s\n' "$*" >>"$SMC_OUT/notes-vm$SMC_VM.txt"; }
+progress() { printf '%s\n' "$*" >>"$SMC_OUT/progress"; }
+
+smc_contender() { [ "$family" != tcp ]; }
+
+# ctl REQUEST: a control request to VM 1 (over AF_INET, port+1).
+ctl() {
+	"$bin" client -f tcp -a "$server_addr" -p "$port" -w ctl -l "$*" -W 30 -T 330
+}
+
+# The index of rxe0's RoCEv2 GID for the VM's IPv4 address (perftest's -x):
+# from gid_attrs/types, the entry whose GID is ::ffff:10.10.0.N, else the
+# first RoCE v2 entry.
+gid_index() {
+	local dir=/sys/class/infiniband/rxe0/ports/1 f i t g first=
+	for f in "$dir"/gid_attrs/types/*; do
+		i=${f##*/}
+		t=$(cat "$f" 2>/dev/null) || continue
+		case "$t" in *[Vv]2*) ;; *) continue ;; esac
+		g=$(cat "$dir/gids/$i" 2>/dev/null) || continue
+		[ -n "$first" ] || first=$i
+		case "$g" in *ffff:0a0a:000$SMC_VM) echo "$i"; return 0 ;; esac
+	done
+	[ -n "$first" ] && echo "$first"
+}
+
+# counters FILE: rxe hw counters, eth0 bytes and (SMC contenders) the SMC
+# statistics of `smcr -a stats`, as key=value lines.
+counters() {
+	local f
+	{
+		for f in /sys/class/infiniband/rxe0/ports/1/hw_counters/*; do
+			[ "${f##*/}" = lifespan ] && continue
+			[ -r "$f" ] && printf 'rxe_%s=%s\n' "${f##*/}" "$(cat "$f")"
+		done
+		printf 'eth_tx_bytes=%s\neth_rx_bytes=%s\n' \
+			"$(cat /sys/class/net/eth0/statistics/tx_bytes)" \
+			"$(cat /sys/class/net/eth0/statistics/rx_bytes)"
+		if smc_contender && [ -x "$smcr" ]; then
+			"$smcr" -a stats 2>/dev/null | awk '
+				/^  SMC connections/ { print "smc_conns=" $3 }
+				/^  Handshake errors/ { print "smc_hs_errors=" $3 }
+				/^  TCP fallback/ { print "smc_fallbacks=" $3 }
+				/^  Data transmitted \(Bytes\)/ { n++; print (n == 1 ? "smc_rx_bytes=" : "smc_tx_bytes=") $4 }'
+		fi
+	} >"$1" 2>/dev/null
+}
+
+smcss_dump() {
+	if smc_contender && [ -x "$smcss" ]; then
+		"$smcss" -a -d 2>&1
+	else
+		echo "(no smcss: contender $contender, family $family)"
+	fi
+}
+
+# snap LABEL: memory snapshot of this VM, caches dropped first so that page
+# cache and reclaimable slab churn stay out of the difference.
+snap() {
+	if [ "$dryrun" != 1 ]; then
+		sync
+		echo 3 >/proc/sys/vm/drop_caches
+		sleep 1
+	fi
+	{
+		echo "== meminfo"
+		cat /proc/meminfo
+		echo "== slabinfo"
+		cat /proc/slabinfo
+		echo "== smcss"
+		smcss_dump
+	} >"$SMC_OUT/mem-vm$SMC_VM-$1.txt" 2>&1
+}
+
+# perftest_server bw|lat REP: starts the perftest server in the background
+# and returns once it listens.
+perftest_server() {
+	local kind=$1 r=$2 gid
+	gid=$(gid_index)
+	[ -n "$gid" ] || { note "no RoCE v2 GID on rxe0"; return 1; }
+	echo "gid index $gid: $(cat /sys/class/infiniband/rxe0/ports/1/gids/"$gid")" \
+		>"$SMC_OUT/perftest-$kind-r$r-vm1.txt"
+	case "$kind" in
+	bw) timeout $((secs + 90)) ib_write_bw -d rxe0 -i 1 -x "$gid" -F --report_gbits -D "$secs" \
+		-p "$perftest_port" >>"$SMC_OUT/perftest-$kind-r$r-vm1.txt" 2>&1 </dev/null & ;;
+	lat) timeout 150 ib_write_lat -d rxe0 -i 1 -x "$gid" -F -n "$rdma_iters" \
+		-p "$perftest_port" >>"$SMC_OUT/perftest-$kind-r$r-vm1.txt" 2>&1 </dev/null & ;;
+	*) return 2 ;;
+	esac
+	for _ in $(seq 100); do
+		ss -Hltn "sport = :$perftest_port" 2>/dev/null | grep -q . && return 0
+		sleep 0.1
+	done
+	note "perftest $kind server did not listen"
+	return 1
+}
+
+common_setup() {
+	# Connection-rate runs leave thousands of TIME_WAIT sockets on VM 2.
+	[ "$dryrun" = 1 ] ||
+		sysctl -qw net.ipv4.ip_local_port_range="1024 65000" net.ipv4.tcp_tw_reuse=1
+	ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null
+	{
+		echo "contender=$contender family=$family vm=$SMC_VM kernel=$(uname -r)"
+		echo "== modules"; lsmod | grep -E '^(smc|smc_rs|smc_diag) ' || echo "(none)"
+		echo "== rdma link"; rdma link 2>&1
+		echo "== gids"
+		for f in /sys/class/infiniband/rxe0/ports/1/gid_attrs/types/*; do
+			t=$(cat "$f" 2>/dev/null) || continue
+			echo "${f##*/} $t $(cat "/sys/class/infiniband/rxe0/ports/1/gids/${f##*/}" 2>/dev/null)"
+		done
+		echo "== hw_counters"; ls /sys/class/infiniband/rxe0/ports/1/hw_counters 2>&1
+		echo "== smcr ueid"; [ -x "$smcr" ] && smc_contender && "$smcr" ueid show 2>&1
+		echo "== sysctl net.smc"; sysctl net.smc 2>&1
+	} >"$SMC_OUT/env-vm$SMC_VM.txt" 2>&1
+}
+
+# workload LABEL REP DESCRIPTION METRICS -- SMC_BENCH_ARGS...: one smc_bench
+# client run with the counters recorded around it. A run that ends without
+# its RESULT lines (killed by its timeout, say) gets failed ones.
+workload() {
+	local label=$1 r=$2 what=$3 metrics=$4 m rc=0
+	shift 5
+	progress "$what, rep $r/$reps"
+	counters "$SMC_OUT/ctr-$label-r$r-before-vm2.txt"
+	timeout $((4 * secs + 150)) "$bin" client -f "$family" -a "$server_addr" -p "$port" -r "$r" \
+		-s "$secs" -W 10 "$@" >>"$SMC_OUT/results.txt" 2>>"$SMC_OUT/client-stderr.txt" || rc=$?
+	[ "$rc" = 0 ] || note "$label rep $r: smc_bench exited $rc"
+	counters "$SMC_OUT/ctr-$label-r$r-after-vm2.txt"
+	for m in $metrics; do
+		grep -q "^RESULT metric=$m rep=$r " "$SMC_OUT/results.txt" 2>/dev/null ||
+			echo "RESULT metric=$m rep=$r status=failed family=$family error=exit-$rc" \
+				>>"$SMC_OUT/results.txt"
+	done
+}
+
+ceiling_run() {
+	local r=$1 kind gid
+	gid=$(gid_index)
+	if [ -z "$gid" ]; then
+		note "ceiling: no RoCE v2 GID on rxe0"
+		return
+	fi
+	for kind in bw lat; do
+		if [ "$kind" = bw ]; then
+			progress "ceiling: rxe RDMA WRITE bandwidth (ib_write_bw), rep $r/$reps"
+		else
+			progress "ceiling: rxe RDMA WRITE latency (ib_write_lat), rep $r/$reps"
+		fi
+		if ! ctl "perftest $kind $r"; then
+			note "ceiling $kind rep $r: the server did not start"
+			continue
+		fi
+		counters "$SMC_OUT/ctr-rdma_$kind-r$r-before-vm2.txt"
+		{
+			echo "gid index $gid: $(cat /sys/class/infiniband/rxe0/ports/1/gids/"$gid")"
+			if [ "$kind" = bw ]; then
+				timeout $((secs + 90)) ib_write_bw -d rxe0 -i 1 -x "$gid" -F --report_gbits \
+					-D "$secs" -p "$perftest_port" "$server_addr"
+			else
+				timeout 150 ib_write_lat -d rxe0 -i 1 -x "$gid" -F -n "$rdma_iters" \
+					-p "$perftest_port" "$server_addr"
+			fi
+			echo "exit status $?"
+		} >"$SMC_OUT/perftest-$kind-r$r-vm2.txt" 2>&1 </dev/null
+		counters "$SMC_OUT/ctr-rdma_$kind-r$r-after-vm2.txt"
+		# The server side ends on its own; give it time to let the port go.
+		sleep 2
+	done
+}
+
+client() {
+	local r
+	common_setup
+	progress "waiting for VM 1"
+	if ! "$bin" client -f tcp -a "$server_addr" -p "$port" -w ctl -l ping -W 180 -T 200; then
+		note "VM 1 never answered"
+		return 1
+	fi
+
+	# Idle connections first, before any other workload has made SMC-R
+	# link groups and buffers that the idle connections could reuse.
+	progress "memory: $idle_conns idle connections"
+	snap idle-before
+	ctl "snap idle-before"
+	counters "$SMC_OUT/ctr-idle-r1-before-vm2.txt"
+	timeout $((idle_conns + 300)) "$bin" client -f "$family" -a "$server_addr" -p "$port" -r 1 \
+		-w idle -n "$idle_conns" -W 10 -T $((idle_conns + 280)) -M "$self held idle" \
+		>>"$SMC_OUT/results.txt" 2>>"$SMC_OUT/client-stderr.txt" ||
+		note "idle: smc_bench exited $? (memory snapshots may be missing)"
+	counters "$SMC_OUT/ctr-idle-r1-after-vm2.txt"
+	sleep "$settle"
+	snap idle-after
+	ctl "snap idle-after"
+
+	# Repetitions outermost: each workload's samples spread over the boot.
+	for r in $(seq "$reps"); do
+		workload bulk1 "$r" "bulk, 1 stream" bulk1 -- -w bulk -t 1 -M "$self probe bulk1-r$r"
+		workload "bulk$streams" "$r" "bulk, $streams streams" "bulk$streams" -- \
+			-w bulk -t "$streams" -M "$self probe bulk$streams-r$r"
+		workload pingpong "$r" "1-byte ping-pong" "lat_p50 lat_p99" -- \
+			-w pingpong -n "$pp_count" -M "$self probe pingpong-r$r"
+		workload cps1 "$r" "connections/s, 1 thread" cps1 -- -w cps -t 1
+		workload "cps$cps_threads" "$r" "connections/s, $cps_threads threads" "cps$cps_threads" -- \
+			-w cps -t "$cps_threads"
+	done
+	if [ "$ceiling" = 1 ]; then
+		for r in $(seq "$reps"); do ceiling_run "$r"; done
+	fi
+	progress "done"
+	ctl quit
+}
+
+server() {
+	common_setup
+	timeout "$budget" "$bin" server -f "$family" -p "$port" -c "$self ctl" -T "$budget" \
+		>"$SMC_OUT/server.txt" 2>&1
+}
+
+case "${1:-}" in
+server) server ;;
+client) client ;;
+ctl)
+	shift
+	case "${1:-}" in
+	snap) snap "$2" ;;
+	probe) smcss_dump >"$SMC_OUT/smcss-$2-vm$SMC_VM.txt" 2>&1 ;;
+	perftest) perftest_server "$2" "$3" ;;
+	*) exit 2 ;;
+	esac
+	;;
+probe)
+	smcss_dump >"$SMC_OUT/smcss-$2-vm$SMC_VM.txt" 2>&1
+	ctl "probe $2"
+	;;
+held)
+	sleep "$settle"
+	smcss_dump >"$SMC_OUT/smcss-$2-vm$SMC_VM.txt" 2>&1
+	ctl "probe $2"
+	snap "$2-during"
+	ctl "snap $2-during"
+	;;
+*)
+	echo "usage: bench-vm.sh server|client|ctl REQUEST|probe LABEL|held LABEL" >&2
+	exit 2
+	;;
+esac
