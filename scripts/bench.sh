@@ -150,6 +150,9 @@ for round in $(seq "$rounds"); do
 		[ "$ceiling" = 1 ] && [ "$i" = 0 ] && ceil=1
 		dir=$out/raw/r$round-$c
 		mkdir -p "$dir"
+		# The guests write outside the repository, which they see read-only;
+		# their files are copied into the results afterwards.
+		vmdir=$(mktemp -d /tmp/smc_rs-bench.XXXXXX)
 		prefix="contender $((i + 1))/${#order[@]} $c"
 		[ "$rounds" -gt 1 ] && prefix="round $round/$rounds, $prefix"
 		settings="BENCH_CONTENDER=$c BENCH_FAMILY=$(family_of "$c") BENCH_REPS=$reps"
@@ -161,17 +164,18 @@ for round in $(seq "$rounds"); do
 		t0=$(date +%s)
 		seen=0
 		rc=0
-		SMC_VM_OUT=$dir "$here/vm.sh" pair \
+		SMC_VM_OUT=$vmdir "$here/vm.sh" pair \
 			"$mod" "$settings bash $top/selftests/bench/bench-vm.sh server" \
 			"$mod" "$settings bash $top/selftests/bench/bench-vm.sh client" \
 			>"$dir/vm.out" 2>&1 &
 		pid=$!
 		while kill -0 "$pid" 2>/dev/null; do
-			show_progress "$dir" "$prefix"
+			show_progress "$vmdir" "$prefix"
 			sleep 2
 		done
 		wait "$pid" || rc=$?
-		show_progress "$dir" "$prefix"
+		show_progress "$vmdir" "$prefix"
+		cp -a "$vmdir/." "$dir/" && rm -rf "$vmdir"
 		splat=0
 		for n in 1 2; do
 			"$here/splat-check.sh" "$dir/vm$n.log" "$dir/vm$n.dmesg" >/dev/null 2>&1 || splat=1
