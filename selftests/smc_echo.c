@@ -45,6 +45,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sock_io.h"
+
 #ifndef AF_SMC
 #define AF_SMC 43
 #endif
@@ -124,8 +126,6 @@ static size_t hostile_answer(unsigned char *b)
 	return 44;
 }
 
-static int write_all(int fd, const void *buf, size_t len);
-static int read_all(int fd, void *buf, size_t len);
 
 /* Fuzzed openings the listener answered with a CLC decline. */
 static int fuzz_declined;
@@ -295,40 +295,6 @@ static socklen_t make_addr(struct sockaddr_storage *ss, const char *s)
 			errno = EINVAL, die("address");
 		return sizeof(*a);
 	}
-}
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= n;
-	}
-	return 0;
-}
-
-static int read_all(int fd, void *buf, size_t len)
-{
-	char *p = buf;
-
-	while (len) {
-		ssize_t n = recv(fd, p, len, 0);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= n;
-	}
-	return 0;
 }
 
 static uint64_t fnv1a(const unsigned char *p, size_t len, uint64_t h)

@@ -305,9 +305,9 @@ impl GenlMessage<'_> {
     /// Adds attribute `attr` with payload `data`.
     pub(crate) fn put(&mut self, attr: u16, data: &[u8]) -> Result {
         let len = c_int::try_from(data.len()).map_err(|_| EINVAL)?;
+        let (skb, attr, ptr) = (self.skb, c_int::from(attr), data.as_ptr().cast());
         // SAFETY: live reply buffer; `data` is readable for `len` bytes.
-        let rc =
-            unsafe { bindings::nla_put(self.skb, c_int::from(attr), len, data.as_ptr().cast()) };
+        let rc = unsafe { bindings::nla_put(skb, attr, len, ptr) };
         if rc != 0 {
             return Err(EMSGSIZE.into());
         }

@@ -152,9 +152,10 @@ impl KernelSocket {
     pub(crate) fn set_syn_smc(&self, on: bool) {
         // `syn_smc` is a bit field beside others TCP changes under the
         // socket lock, so it is written under that lock too.
-        // SAFETY: live TCP socket (invariant), lock held by `locked`.
-        self.sk()
-            .locked(|sk| unsafe { bindings::smc_rs_tcp_set_syn_smc(sk, on) });
+        self.sk().locked(|sk| {
+            // SAFETY: live TCP socket (invariant), lock held by `locked`.
+            unsafe { bindings::smc_rs_tcp_set_syn_smc(sk, on) }
+        });
     }
 
     /// After the handshake: whether the peer answered with the SMC option.
@@ -242,9 +243,10 @@ impl KernelSocket {
     pub(crate) fn restore_error(&self, e: Error) {
         // TCP sets and clears `sk_err` under the socket lock (or in softirq,
         // which the lock excludes); so do we.
-        // SAFETY: live socket (invariant), lock held by `locked`.
-        self.sk()
-            .locked(|sk| unsafe { core::ptr::write_volatile(&mut (*sk).sk_err, -e.to_errno()) });
+        self.sk().locked(|sk| {
+            // SAFETY: live socket (invariant), lock held by `locked`.
+            unsafe { core::ptr::write_volatile(&mut (*sk).sk_err, -e.to_errno()) }
+        });
     }
 
     /// Marks the socket as connecting again after a wait for the connection
@@ -254,9 +256,10 @@ impl KernelSocket {
         let sock = self.raw();
         // `inet_stream_connect` reads and writes `state` under the socket
         // lock; so do we.
-        // SAFETY: live socket (invariant), lock held by `locked`.
-        self.sk()
-            .locked(|_| unsafe { (*sock).state = bindings::socket_state_SS_CONNECTING });
+        self.sk().locked(|_| {
+            // SAFETY: live socket (invariant), lock held by `locked`.
+            unsafe { (*sock).state = bindings::socket_state_SS_CONNECTING }
+        });
     }
 
     /// Sends `SIGIO` (`POLL_OUT`) to an `O_ASYNC` owner: the connection

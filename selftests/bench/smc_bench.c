@@ -61,6 +61,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../sock_io.h"
+
 #ifndef AF_SMC
 #define AF_SMC 43
 #endif
@@ -138,40 +140,6 @@ static int set_nodelay(int fd)
 	int one = 1;
 
 	return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) ? 0 : 1;
-}
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= n;
-	}
-	return 0;
-}
-
-static int read_all(int fd, void *buf, size_t len)
-{
-	char *p = buf;
-
-	while (len) {
-		ssize_t n = recv(fd, p, len, 0);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= n;
-	}
-	return 0;
 }
 
 static int run_cmd(const char *cmd)

@@ -307,9 +307,9 @@ impl Socket {
         check(rc, "Cannot bind netlink socket")?;
         let mut bound = sockaddr_kernel();
         let mut len = sa_len;
+        let fd = sock.fd.as_raw_fd();
         // SAFETY: `bound` has room for `len` bytes; the kernel writes at most that.
-        let rc =
-            unsafe { libc::getsockname(sock.fd.as_raw_fd(), (&raw mut bound).cast(), &mut len) };
+        let rc = unsafe { libc::getsockname(fd, (&raw mut bound).cast(), &mut len) };
         check(rc, "Cannot getsockname")?;
         if len != sa_len || i32::from(bound.nl_family) != libc::AF_NETLINK {
             return Err(SocketError {
@@ -649,7 +649,7 @@ mod tests {
         assert_eq!(v[0].as_ref().map(|m| m.payload), Ok(&[9u8; 5][..]));
         assert_eq!(v[1].as_ref().map(|m| m.kind), Ok(3));
 
-        // A length past the end, a length below the header, a stub.
+        // A length past the end, a length below the header, a short tail.
         let mut bad = msg(20, 0, 1, &[0; 8]);
         bad[0] = 200;
         assert!(matches!(messages(&bad).next(), Some(Err(_))));
