@@ -13,11 +13,12 @@
 #![forbid(unsafe_code)]
 
 use smc_wire::clc::{
-    choose_variant, encode_proposal, ClcError, Decline, DeclineReason, Header, Ipv4Prefix,
-    LocalInfo, MsgType, Proposal, ProposalParams, ServerCaps, SmcType, SmcrAcceptConfirm, Variant,
-    DECLINE_LEN_V1, DECLINE_LEN_V2, EID_LEN, EYECATCHER_SMCD, EYECATCHER_SMCR, HEADER_LEN,
-    MAX_MESSAGE_LEN, MAX_UEIDS, MAX_V6_PREFIXES, SMCR_ACCEPT_CONFIRM_LEN_V1,
-    SMCR_ACCEPT_CONFIRM_LEN_V2, SMC_V1, SMC_V2, TRAILER_LEN,
+    choose_variant, encode_proposal, ClcError, Decline, DeclineReason, FirstContactExt, GidList,
+    Header, Ipv4Prefix, LocalInfo, MsgType, Proposal, ProposalParams, ServerCaps, SmcType,
+    SmcrAcceptConfirm, Variant, DECLINE_LEN_V1, DECLINE_LEN_V2, EID_LEN, EYECATCHER_SMCD,
+    EYECATCHER_SMCR, FCE_LEN_V20, FCE_LEN_V2X, HEADER_LEN, MAX_FCE_GIDS, MAX_MESSAGE_LEN,
+    MAX_UEIDS, MAX_V6_PREFIXES, OS_LINUX, SMCR_ACCEPT_CONFIRM_LEN_V2, SMC_FEATURE_MASK,
+    SMC_RELEASE, SMC_RELEASE_1, SMC_V1, SMC_V2, TRAILER_LEN,
 };
 use smc_wire::codec::Reader;
 
@@ -239,7 +240,12 @@ fn check_parsed_proposal(data: &[u8], p: &Proposal<'_>) {
     let mut buf = [0u8; MAX_MESSAGE_LEN];
     let n = encode_proposal(&params, &mut buf).expect("an expressible proposal encodes");
     let q = Proposal::parse(&buf[..n]).expect("an encoded proposal parses");
-    assert_eq!(q.local, p.local);
+    // The identity is the v1 offer's: without one it goes out zero.
+    if h.typev1 == SmcType::N {
+        assert_eq!(q.local, LocalInfo::default());
+    } else {
+        assert_eq!(q.local, p.local);
+    }
     assert_eq!(q.ipv4_prefix, p.ipv4_prefix);
     assert_eq!(q.v2, p.v2);
     assert_eq!(q.header.typev1, h.typev1);
@@ -292,7 +298,12 @@ fn proposal_from_fields(data: &[u8]) {
     let n = res.expect("a valid proposal encodes");
     let p = Proposal::parse(&buf[..n]).expect("an encoded proposal parses");
     assert_eq!(p.header.version, SMC_V2);
-    assert_eq!(p.local, params.local);
+    let local = if params.v1 {
+        params.local
+    } else {
+        LocalInfo::default()
+    };
+    assert_eq!(p.local, local);
     assert_eq!(p.ipv4_prefix, params.v1.then_some(params.ipv4_prefix));
     assert_eq!(p.ipv6_prefixes().count(), 0);
     match p.v2 {
@@ -325,9 +336,10 @@ fn proposal_from_fields(data: &[u8]) {
     );
 }
 
-/// `SmcrAcceptConfirm::parse` and `encode`: the fixed part of a parsed
-/// message is re-encoded as it was sent, and one made up from the input
-/// round-trips.
+/// `SmcrAcceptConfirm::parse` and `encode`: a parsed message is
+/// re-encoded as it was sent (a release 0 extension of the short layout
+/// comes back in the 52-byte one Linux 6.12 sends), and one made up from
+/// the input round-trips.
 pub fn check_accept_confirm(data: &[u8]) {
     if let Ok(a) = SmcrAcceptConfirm::parse(data) {
         let h = Header::parse(data).expect("an accept has a header");
@@ -337,16 +349,17 @@ pub fn check_accept_confirm(data: &[u8]) {
             (a.kind, a.version, SmcType::R)
         );
         let len = usize::from(h.length);
-        let fixed = if a.version == SMC_V1 {
-            SMCR_ACCEPT_CONFIRM_LEN_V1
-        } else {
-            SMCR_ACCEPT_CONFIRM_LEN_V2
-        };
-        assert!(len >= fixed && data.len() >= len);
+        let v2 = a.version != SMC_V1;
+        assert_eq!(a.fce.is_some(), v2 && a.first_contact);
+        assert!(a.gid_list.is_none() || a.fce.is_some());
+        assert!(data.len() >= len);
         assert_eq!(SmcrAcceptConfirm::parse(&data[..len]), Ok(a));
-        let mut buf = [0xa5u8; 128];
+        let mut buf = [0xa5u8; MAX_MESSAGE_LEN];
         let n = a.encode(&mut buf).expect("a parsed accept encodes");
-        assert_eq!(n, fixed);
+        assert_eq!(n, a.encoded_len());
+        let short_fce =
+            a.fce.is_some_and(|f| f.release == 0) && n == len + FCE_LEN_V2X - FCE_LEN_V20;
+        assert!(n == len || short_fce, "{n} bytes for {len}");
         assert_eq!(SmcrAcceptConfirm::parse(&buf[..n]), Ok(a));
         // Every field of the fixed part is where it was; the reserved
         // bytes (51, 60, v2 96..104) are zero.
@@ -354,9 +367,31 @@ pub fn check_accept_confirm(data: &[u8]) {
         assert_eq!(buf[8..51], data[8..51]);
         assert_eq!(buf[52..60], data[52..60]);
         assert_eq!(buf[61..64], data[61..64]);
-        if a.version != SMC_V1 {
+        if v2 {
             assert_eq!(buf[64..96], data[64..96]);
         }
+        if let Some(fce) = a.fce {
+            // Direct bit, OS type, release and host name as sent.
+            assert_eq!(buf[104] & 0x80, data[104] & 0x80);
+            assert_eq!(buf[105], data[105]);
+            assert_eq!(buf[108..140], data[108..140]);
+            if fce.release >= SMC_RELEASE_1 {
+                assert_eq!(buf[140..144], data[140..144]);
+            }
+        }
+        if let Some(g) = a.gid_list {
+            // The GIDs end the message, before the trailer, in both.
+            let gids = g.gids().len() * 16;
+            assert_eq!(buf[n - 4 - gids..n - 4], data[len - 4 - gids..len - 4]);
+        }
+        let mut again = [0u8; MAX_MESSAGE_LEN];
+        assert_eq!(
+            SmcrAcceptConfirm::parse(&buf[..n])
+                .unwrap()
+                .encode(&mut again),
+            Ok(n)
+        );
+        assert_eq!(again[..n], buf[..n]);
     }
     accept_from_fields(data);
 }
@@ -388,10 +423,46 @@ fn accept_from_fields(data: &[u8]) {
         2 => MsgType::Proposal,
         _ => MsgType::Decline,
     };
+    let first_contact = flags & 4 != 0;
+    // The first contact extension and GID list, when the input has them.
+    let (mut fce, mut gid_list) = (None, None);
+    if version != SMC_V1 && first_contact {
+        let (Ok(fce_flags), Ok(hostname), Ok(max_conns), Ok(max_links), Ok(mask), Ok(n_gids)) =
+            (r.u8(), r.array::<32>(), r.u8(), r.u8(), r.be16(), r.u8())
+        else {
+            return;
+        };
+        let release = fce_flags & 0xf;
+        let v2x = release >= SMC_RELEASE_1;
+        fce = Some(FirstContactExt {
+            v2_direct: fce_flags & 0x80 != 0,
+            os_type: (fce_flags >> 4) & 7,
+            release,
+            hostname,
+            max_conns: if v2x { max_conns } else { 0 },
+            max_links: if v2x { max_links } else { 0 },
+            feature_mask: if v2x { mask } else { 0 },
+        });
+        if n_gids & 0x80 != 0 {
+            let mut gids = [[0u8; 16]; MAX_FCE_GIDS + 1];
+            let n = usize::from(n_gids & 0xf) % (MAX_FCE_GIDS + 2);
+            for g in gids.iter_mut().take(n) {
+                *g = r.array().unwrap_or([0x11; 16]);
+            }
+            match GidList::new(&gids[..n]) {
+                Ok(l) => gid_list = Some(l),
+                Err(e) => {
+                    assert!(n > MAX_FCE_GIDS);
+                    assert_eq!(e, ClcError::BadLayout);
+                    return;
+                }
+            }
+        }
+    }
     let a = SmcrAcceptConfirm {
         kind,
         version,
-        first_contact: flags & 4 != 0,
+        first_contact,
         local: LocalInfo { peer_id, gid, mac },
         qpn: qpn & 0xff_ffff,
         rmb_rkey: rkey,
@@ -402,16 +473,39 @@ fn accept_from_fields(data: &[u8]) {
         rmb_dma_addr: dma,
         psn: psn & 0xff_ffff,
         eid: if version == SMC_V1 { [0; EID_LEN] } else { eid },
+        fce,
+        gid_list,
     };
-    let mut buf = [0u8; 128];
+    let mut buf = [0u8; MAX_MESSAGE_LEN];
     let res = a.encode(&mut buf);
     if !matches!(kind, MsgType::Accept | MsgType::Confirm) {
         assert_eq!(res, Err(ClcError::BadType));
         return;
     }
-    let n = res.expect("an accept fits in 128 bytes");
+    let n = res.expect("an accept fits in the largest message");
+    assert_eq!(n, a.encoded_len());
     assert_eq!(SmcrAcceptConfirm::parse(&buf[..n]), Ok(a));
     assert_eq!(a.encode(&mut buf[..n - 1]), Err(ClcError::BufferTooSmall));
+    // An extension where there must be none, or none where there must be
+    // one, is refused.
+    let wrong = SmcrAcceptConfirm {
+        fce: if a.fce.is_some() {
+            None
+        } else {
+            fce.or(Some(FirstContactExt {
+                v2_direct: false,
+                os_type: 2,
+                release: 1,
+                hostname: [b' '; 32],
+                max_conns: 16,
+                max_links: 1,
+                feature_mask: 0,
+            }))
+        },
+        gid_list: None,
+        ..a
+    };
+    assert_eq!(wrong.encode(&mut buf), Err(ClcError::BadLayout));
 }
 
 /// The kernel's receive path: the header first, then as many bytes as it

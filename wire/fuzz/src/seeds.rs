@@ -173,8 +173,9 @@ fn proposal_both_both() -> Vec<u8> {
     m
 }
 
-/// SMC-R accepts and confirms: v1, v2, v2 with a first contact
-/// extension after the fixed part.
+/// SMC-R accepts and confirms: v1, v2, v2 first contact accept and
+/// confirm (with the GID list) as Linux 6.12 sends them, and a release 0
+/// confirm with the short extension of Linux before 6.5.
 pub fn accepts() -> Seeds {
     let v1 = SmcrAcceptConfirm {
         kind: MsgType::Accept,
@@ -190,6 +191,8 @@ pub fn accepts() -> Seeds {
         rmb_dma_addr: 0x1122_3344_5566_7788,
         psn: 7,
         eid: [0; EID_LEN],
+        fce: None,
+        gid_list: None,
     };
     let v2 = SmcrAcceptConfirm {
         kind: MsgType::Confirm,
@@ -198,22 +201,45 @@ pub fn accepts() -> Seeds {
         eid: UEID,
         ..v1
     };
+    let fce = FirstContactExt {
+        v2_direct: true,
+        os_type: OS_LINUX,
+        release: SMC_RELEASE,
+        hostname: *b"smc-rs-testbed                  ",
+        max_conns: 255,
+        max_links: 2,
+        feature_mask: SMC_FEATURE_MASK,
+    };
     let v2_fce = SmcrAcceptConfirm {
         kind: MsgType::Accept,
         first_contact: true,
+        fce: Some(fce),
         ..v2
     };
-    let mut fce = encoded(|b| v2_fce.encode(b));
-    fce.truncate(SMCR_ACCEPT_CONFIRM_LEN_V2 - TRAILER_LEN);
-    // First contact extension: OS type Linux, release 1, host name.
-    fce.extend_from_slice(&[0, 0x21, 0, 0]);
-    fce.extend_from_slice(b"smc-rs-testbed\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0");
-    fce.extend_from_slice(&EYECATCHER_SMCR);
-    set_length(&mut fce);
+    let mut gid2 = GID;
+    gid2[15] = 2;
+    let v2_fce_confirm = SmcrAcceptConfirm {
+        kind: MsgType::Confirm,
+        gid_list: Some(GidList::new(&[GID, gid2]).expect("two GIDs fit")),
+        ..v2_fce
+    };
+    // Release 0 from Linux before 6.5: the 36-byte extension, then the
+    // GID list with one GID.
+    let mut short = encoded(|b| v2_fce.encode(b));
+    short.truncate(SMCR_ACCEPT_CONFIRM_LEN_V2 - TRAILER_LEN);
+    short[4] = MsgType::Confirm as u8;
+    short.extend_from_slice(&[0, OS_LINUX << 4, 0, 0]);
+    short.extend_from_slice(b"smc-rs-testbed                  ");
+    short.extend_from_slice(&[1, 0, 0, 0]);
+    short.extend_from_slice(&GID);
+    short.extend_from_slice(&EYECATCHER_SMCR);
+    set_length(&mut short);
     vec![
         ("accept-v1", encoded(|b| v1.encode(b))),
         ("confirm-v2", encoded(|b| v2.encode(b))),
-        ("accept-v2-fce", fce),
+        ("accept-v2-fce", encoded(|b| v2_fce.encode(b))),
+        ("confirm-v2-fce-gids", encoded(|b| v2_fce_confirm.encode(b))),
+        ("confirm-v20-fce-short", short),
     ]
 }
 
@@ -592,6 +618,7 @@ mod tests {
         }
         for (name, m) in accepts() {
             SmcrAcceptConfirm::parse(&m).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+            check_accept_confirm(&m);
         }
         for (name, m) in llc() {
             LlcMessage::parse(&m).unwrap_or_else(|e| panic!("{name}: {e:?}"));

@@ -9,6 +9,7 @@
 
 mod accept;
 mod decline;
+mod first_contact;
 mod proposal;
 #[cfg(test)]
 mod testdata;
@@ -19,6 +20,11 @@ mod testdata;
 pub use accept::SmcrAcceptConfirm;
 #[allow(unused_imports)]
 pub use decline::Decline;
+#[allow(unused_imports)]
+pub use first_contact::{
+    FirstContactExt, GidList, FCE_LEN_V20, FCE_LEN_V2X, GID_LIST_HEADER_LEN, HOSTNAME_LEN,
+    MAX_FCE_GIDS, SMC_FEATURE_MASK, SMC_RELEASE, SMC_RELEASE_1,
+};
 #[allow(unused_imports)]
 pub use proposal::{
     choose_variant, encode_proposal, Ipv4Prefix, Proposal, ProposalParams, ProposalV2, ServerCaps,
@@ -199,7 +205,9 @@ pub const DECLINE_LEN_V1: usize = 28;
 pub const DECLINE_LEN_V2: usize = 44;
 /// Length of an SMC-R v1 accept or confirm.
 pub const SMCR_ACCEPT_CONFIRM_LEN_V1: usize = 68;
-/// Minimum length of an SMC-R v2 accept or confirm.
+/// Length of an SMC-R v2 accept or confirm without first contact; with
+/// first contact the extension and (in a confirm) the GID list follow
+/// (see [`SmcrAcceptConfirm`]).
 pub const SMCR_ACCEPT_CONFIRM_LEN_V2: usize = 108;
 /// Length of an SMC-D v1 accept or confirm.
 pub const SMCD_ACCEPT_CONFIRM_LEN_V1: usize = 48;
@@ -482,13 +490,22 @@ mod tests {
             proposal_v1_bytes(),
             accept_v1_bytes(),
         );
+        let (a2, c2, c20) = (
+            accept_v2_fce_bytes(),
+            confirm_v2_fce_bytes(),
+            confirm_v20_fce_bytes(),
+        );
         type Fails = fn(&[u8]) -> bool;
-        let v: [(&[u8], Fails); 5] = [
+        let accept_fails: Fails = |b| SmcrAcceptConfirm::parse(b).is_err();
+        let v: [(&[u8], Fails); 8] = [
             (&d1, |b| Decline::parse(b).is_err()),
             (&d2, |b| Decline::parse(b).is_err()),
             (&p2, |b| Proposal::parse(b).is_err()),
             (&p1, |b| Proposal::parse(b).is_err()),
-            (&a1, |b| SmcrAcceptConfirm::parse(b).is_err()),
+            (&a1, accept_fails),
+            (&a2, accept_fails),
+            (&c2, accept_fails),
+            (&c20, accept_fails),
         ];
         for (msg, fails) in v {
             for n in 0..msg.len() {
@@ -508,7 +525,12 @@ mod tests {
             proposal_v1_bytes(),
             accept_v1_bytes(),
         );
-        let msgs: [&[u8]; 5] = [&d1, &d2, &p2, &p1, &a1];
+        let (a2, c2, c20) = (
+            accept_v2_fce_bytes(),
+            confirm_v2_fce_bytes(),
+            confirm_v20_fce_bytes(),
+        );
+        let msgs: [&[u8]; 8] = [&d1, &d2, &p2, &p1, &a1, &a2, &c2, &c20];
         let mut buf = [0u8; 256];
         for m in msgs {
             for i in 0..m.len() {

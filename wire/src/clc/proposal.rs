@@ -337,6 +337,10 @@ pub fn choose_variant(p: &Proposal<'_>, caps: ServerCaps) -> Result<Variant, Dec
 
 /// What a client proposes, for [`encode_proposal`]: SMC-R only, IPv4
 /// prefix, and optionally the SMC-Rv2 extension with UEIDs.
+///
+/// To send what Linux 6.12 sends: `release` [`super::SMC_RELEASE`] and
+/// `feature_mask` [`super::SMC_FEATURE_MASK`] (it offers both whatever the
+/// variant), `max_conns` 255 and `max_links` 2 (its sysctl defaults).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ProposalParams<'a> {
     /// Offer SMC-Rv1 (needs a RoCEv1-capable device).
@@ -361,9 +365,10 @@ pub struct ProposalParams<'a> {
     pub feature_mask: u16,
 }
 
-/// Encodes an SMC-R proposal the way Linux lays it out (the SMC-D area is
-/// always present); returns the number of bytes written. A proposal that
-/// offers neither v1 nor v2 is valid: it asks a CLC peer to decline, which
+/// Encodes an SMC-R proposal the way Linux lays it out; returns the number
+/// of bytes written. The SMC-D area is always present; the SMC-Dv2
+/// extension never is (SMC-D is not offered). A proposal that offers
+/// neither v1 nor v2 is valid: it asks a CLC peer to decline.
 pub fn encode_proposal(p: &ProposalParams<'_>, buf: &mut [u8]) -> Result<usize, ClcError> {
     if p.ueids.len() > MAX_UEIDS || (p.v2 && p.ueids.is_empty()) {
         return Err(ClcError::BadLayout);
@@ -385,7 +390,14 @@ pub fn encode_proposal(p: &ProposalParams<'_>, buf: &mut [u8]) -> Result<usize, 
     };
     let mut w = Writer::new(buf, len)?;
     write_header(&mut w, MsgType::Proposal, len, version, typev1, typev2)?;
-    p.local.write(&mut w)?;
+    // The sender's identity is for the v1 offer only: without it Linux
+    // leaves the 30 bytes zero (an SMC-Rv2 server reads the GID from the
+    // v2 extension).
+    if p.v1 {
+        p.local.write(&mut w)?;
+    } else {
+        w.zeros(30)?;
+    }
     // Without a v1 offer there is no prefix area of its own.
     w.be16(if p.v1 { PROPOSAL_SMCD_LEN as u16 } else { 0 })?;
     // SMC-D area: no ISM device; only the v2 extension offset.
@@ -506,17 +518,26 @@ mod tests {
     #[test]
     fn proposal_encoding_matches_upstream_layout() {
         let ueids = [*UEID];
+        // What the caller has at hand for v1 goes nowhere in a v2-only
+        // proposal: the identity and prefix areas stay zero.
         let params = ProposalParams {
             v1: false,
             v2: true,
-            local: LocalInfo::default(),
-            ipv4_prefix: Ipv4Prefix::default(),
+            local: LocalInfo {
+                peer_id: ID,
+                gid: ROCE_GID,
+                mac: [2, 0, 0, 0, 0, 1],
+            },
+            ipv4_prefix: Ipv4Prefix {
+                subnet: 0x0a0a_0000,
+                len: 24,
+            },
             roce_gid: ROCE_GID,
             ueids: &ueids,
-            release: 1,
+            release: SMC_RELEASE,
             max_conns: 255,
             max_links: 2,
-            feature_mask: 1,
+            feature_mask: SMC_FEATURE_MASK,
         };
         let mut buf = [0u8; 512];
         let n = encode_proposal(&params, &mut buf).unwrap();

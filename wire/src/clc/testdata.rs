@@ -101,3 +101,68 @@ pub(super) fn accept_v1_bytes() -> [u8; 68] {
     b[64..68].copy_from_slice(&SMCR);
     b
 }
+
+pub(super) const HOSTNAME: &[u8; 32] = b"smc-rs-server                   ";
+pub(super) const ALT_GID: [u8; 16] = [
+    0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x50, 0x54, 0, 0xff, 0xfe, 0x5c, 0, 2,
+];
+
+/// The fixed part of an SMC-R v2 accept or confirm with first contact
+/// (`struct smc_clc_msg_accept_confirm`: header, `r0`, `r1`), the same
+/// fields as [`accept_v1_bytes`]; `N` is the whole length.
+fn v2_fixed<const N: usize>(kind: u8) -> [u8; N] {
+    let mut b = [0u8; N];
+    b[..64].copy_from_slice(&accept_v1_bytes()[..64]);
+    b[4] = kind;
+    b[5..7].copy_from_slice(&(N as u16).to_be_bytes());
+    b[7] = 0x20 | (2 << 2); // version 2, first contact, typev1 R
+    b[64..96].copy_from_slice(UEID); // r1.eid; 96..104 reserved
+    b[N - 4..].copy_from_slice(&SMCR);
+    b
+}
+
+/// `struct smc_clc_first_contact_ext_v2x` at 104 as Linux 6.12 fills it
+/// for SMC-R release 1: 104 v2_direct in bit 7; 105 os_type (high nibble)
+/// and release (low); 106..108 reserved; 108..140 host name; 140 max_conns;
+/// 141 max_links; 142..144 feature_mask; 144..148 vendor options and
+/// 148..156 reserved, zero.
+fn put_fce_v2x(b: &mut [u8]) {
+    b[104] = 0x80; // direct
+    b[105] = 0x21; // Linux, release 1
+    b[108..140].copy_from_slice(HOSTNAME);
+    b[140] = 255;
+    b[141] = 2;
+    b[142..144].copy_from_slice(&1u16.to_be_bytes());
+}
+
+/// A server's v2 first contact accept: fixed part, the 52-byte extension,
+/// the trailer at 156. 108 + 52 = 160 bytes.
+pub(super) fn accept_v2_fce_bytes() -> [u8; 160] {
+    let mut b = v2_fixed::<160>(2);
+    put_fce_v2x(&mut b);
+    b
+}
+
+/// A client's v2 first contact confirm: as the accept, then
+/// `struct smc_clc_fce_gid_ext` at 156 (count, 3 reserved bytes) and two
+/// GIDs at 160 and 176, the trailer at 192. 108 + 52 + 4 + 2 * 16 = 196.
+pub(super) fn confirm_v2_fce_bytes() -> [u8; 196] {
+    let mut b = v2_fixed::<196>(3);
+    put_fce_v2x(&mut b);
+    b[156] = 2;
+    b[160..176].copy_from_slice(&ROCE_GID);
+    b[176..192].copy_from_slice(&ALT_GID);
+    b
+}
+
+/// A release 0 confirm from Linux before 6.5: the 36-byte extension
+/// (`struct smc_clc_first_contact_ext` alone), the GID list at 140 with one
+/// GID at 144, the trailer at 160. 108 + 36 + 4 + 16 = 164.
+pub(super) fn confirm_v20_fce_bytes() -> [u8; 164] {
+    let mut b = v2_fixed::<164>(3);
+    b[105] = 0x20; // Linux, release 0; not direct
+    b[108..140].copy_from_slice(HOSTNAME);
+    b[140] = 1;
+    b[144..160].copy_from_slice(&ROCE_GID);
+    b
+}
