@@ -12,6 +12,7 @@
 #![no_std]
 #![forbid(unsafe_code)]
 
+pub mod bufsize;
 pub mod cdc;
 pub mod clc;
 pub mod codec;
