@@ -15,6 +15,7 @@
 pub mod bufsize;
 pub mod cdc;
 pub mod clc;
+pub mod close;
 pub mod codec;
 pub mod cursor;
 pub mod llc;
