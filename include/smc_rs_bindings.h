@@ -24,5 +24,9 @@
 #include <linux/sock_diag.h>
 #include <linux/inet_diag.h>
 #include <linux/smc_diag.h>
+#include <net/route.h>
+#include <net/neighbour.h>
+#include <linux/inetdevice.h>
+#include <linux/random.h>
 
 #include "smc_rs_helpers.h"

@@ -11,6 +11,9 @@
 #include <net/sock.h>
 #include <rdma/ib_verbs.h>
 #include <net/genetlink.h>
+#include <net/route.h>
+#include <net/neighbour.h>
+#include <linux/inetdevice.h>
 
 struct sock *smc_rs_sk_alloc(struct net *net, int family, struct proto *prot,
 			     int kern);
@@ -79,5 +82,20 @@ void smc_rs_nla_nest_end(struct sk_buff *skb, struct nlattr *start);
 void smc_rs_nla_nest_cancel(struct sk_buff *skb, struct nlattr *start);
 struct net *smc_rs_genl_info_net(const struct genl_info *info);
 const char *smc_rs_init_nodename(void);
+
+struct rtable *smc_rs_ip_route_output_key(struct net *net, struct flowi4 *fl4);
+void smc_rs_ip_rt_put(struct rtable *rt);
+int smc_rs_rt_ifindex(const struct rtable *rt);
+struct neighbour *smc_rs_dst_neigh_lookup(const struct rtable *rt, const __be32 *daddr);
+u8 smc_rs_neigh_nud_state(const struct neighbour *n);
+void smc_rs_neigh_ha_snapshot(char *dst, const struct neighbour *n);
+void smc_rs_neigh_release(struct neighbour *n);
+struct in_device *smc_rs_in_dev_get_rcu(const struct net_device *dev);
+struct in_ifaddr *smc_rs_in_dev_ifa_list_rcu(const struct in_device *in_dev);
+struct in_ifaddr *smc_rs_ifa_next_rcu(const struct in_ifaddr *ifa);
+bool smc_rs_inet_ifa_match(__be32 addr, const struct in_ifaddr *ifa);
+struct net *smc_rs_dev_net(const struct net_device *dev);
+void smc_rs_ib_devices_lock(void);
+void smc_rs_ib_devices_unlock(void);
 
 #endif

@@ -2,31 +2,58 @@
 
 //! The RDMA devices SMC-R may use: smc_rs is an ib_core client, keeps for
 //! each device its limits and the state of its ports, and follows port and
-//! GID events. Link groups pick their device here.
+//! GID events. The devices in use are listed for readers under RCU; link
+//! groups pick their device there ([`select`]).
+
+mod pnet;
+mod select;
+
+#[allow(unused_imports)]
+pub(crate) use select::{find_smcr_v2_device, has_smcr_v2_device, local_systemid};
 
 use crate::sys::ib::client::IbClientOps;
-use crate::sys::ib::device::{GidEntry, IbDevice};
+use crate::sys::ib::device::{DeviceListLock, GidEntry, IbDevice};
 use crate::sys::ib::event::{IbEvent, IbEventRegistration, IbEventSink};
 use crate::sys::print::smc_dbg;
+use crate::sys::sync::RcuPointer;
 use core::fmt;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::prelude::*;
 use kernel::sync::Arc;
 use kernel::types::ARef;
+use pnet::{PnetId, PNETID_LEN};
 
 /// A port of an RDMA device, as SMC sees it.
 struct SmcIbPort {
     number: u32,
     /// `IB_PORT_ACTIVE`, kept current by port events.
     active: AtomicBool,
-    /// The GID table changed since it was last read.
+    /// The GID table changed since `has_v2_gid` was computed.
     gids_stale: AtomicBool,
+    /// The port has a RoCE v2 GID holding an IPv4 address (current when
+    /// `gids_stale` is clear).
+    has_v2_gid: AtomicBool,
+    /// The active MTU as `enum ib_mtu`, refreshed when the port comes up.
+    active_mtu: AtomicU32,
+    /// Entries in the GID table (fixed per port).
+    gid_table_len: u32,
+    /// The port's PNETID, all padding when it has none (no source sets one
+    /// yet: hardware PNETIDs exist on s390 only, the PNET table is to come).
+    pnetid: [u8; PNETID_LEN],
+}
+
+impl SmcIbPort {
+    fn pnetid(&self) -> Option<PnetId> {
+        PnetId::new(self.pnetid)
+    }
 }
 
 /// An RDMA device SMC-R may use.
 pub(crate) struct SmcIbDevice {
     dev: ARef<IbDevice>,
     ports: KVec<SmcIbPort>,
+    /// ib_core took the device away: not to be picked any more.
+    removed: AtomicBool,
 }
 
 impl SmcIbDevice {
@@ -47,8 +74,16 @@ impl IbEventSink for SmcIbDevice {
         match event {
             IbEvent::PortActive(n) | IbEvent::PortError(n) => {
                 if let Some(p) = self.port(n) {
-                    p.active
-                        .store(matches!(event, IbEvent::PortActive(_)), Ordering::Release);
+                    let up = matches!(event, IbEvent::PortActive(_));
+                    if up {
+                        // Event handlers run in process context: the query
+                        // may sleep.
+                        if let Ok(attr) = self.dev.query_port(n) {
+                            p.active_mtu.store(attr.active_mtu, Ordering::Relaxed);
+                        }
+                        select::define_systemid(&self.dev, n);
+                    }
+                    p.active.store(up, Ordering::Release);
                     p.gids_stale.store(true, Ordering::Release);
                 }
             }
@@ -65,6 +100,46 @@ impl IbEventSink for SmcIbDevice {
             IbEvent::Other(_) => {}
         }
     }
+}
+
+/// The devices in use, replaced as a whole when one comes or goes (under
+/// [`DeviceListLock`]); readers do not wait.
+static DEVICES: RcuPointer<KVec<Arc<SmcIbDevice>>> = RcuPointer::new();
+
+/// Calls `f` with the devices in use, under the RCU read lock: `f` must not
+/// sleep, and keeps a device beyond the call only by cloning its `Arc`.
+fn with_devices<R>(f: impl FnOnce(&[Arc<SmcIbDevice>]) -> R) -> R {
+    DEVICES.read(|list| f(list.map_or(&[], |l| &l[..])))
+}
+
+/// Publishes the list of devices in use with `add` added and `remove`
+/// (and any device marked removed) taken out. May sleep: waits for the
+/// readers of the old list.
+fn update_devices(add: Option<&Arc<SmcIbDevice>>, remove: Option<&Arc<SmcIbDevice>>) -> Result {
+    let _lock = DeviceListLock::lock();
+    // The lock keeps the list as it is between the two reads.
+    let len = with_devices(|cur| cur.len());
+    let mut list = KVec::with_capacity(len + 1, GFP_KERNEL)?;
+    with_devices(|cur| -> Result {
+        for d in cur {
+            let gone =
+                remove.is_some_and(|r| Arc::ptr_eq(r, d)) || d.removed.load(Ordering::Acquire);
+            if !gone {
+                // Within the capacity: no allocation, so no sleeping.
+                list.push(d.clone(), GFP_ATOMIC)?;
+            }
+        }
+        Ok(())
+    })?;
+    if let Some(d) = add {
+        list.push(d.clone(), GFP_KERNEL)?;
+    }
+    DEVICES.replace(if list.is_empty() {
+        None
+    } else {
+        Some(KBox::new(list, GFP_KERNEL)?)
+    });
+    Ok(())
 }
 
 /// What ib_core keeps for us per device: the device's state and the
@@ -100,10 +175,17 @@ impl IbClientOps for SmcIbClient {
                 SmcIbPort {
                     number,
                     active: AtomicBool::new(attr.active),
-                    gids_stale: AtomicBool::new(false),
+                    gids_stale: AtomicBool::new(true),
+                    has_v2_gid: AtomicBool::new(false),
+                    active_mtu: AtomicU32::new(attr.active_mtu),
+                    gid_table_len: attr.gid_table_len,
+                    pnetid: [0; PNETID_LEN],
                 },
                 GFP_KERNEL,
             )?;
+            if attr.active {
+                select::define_systemid(dev, number);
+            }
         }
         smc_dbg!(
             "ib: {} added: {} port(s), max_qp_wr {}, max_sge send {} recv {}, max_cqe {}, max_mr_size {:#x}, page sizes {:#x}",
@@ -120,17 +202,21 @@ impl IbClientOps for SmcIbClient {
             SmcIbDevice {
                 dev: ARef::from(dev),
                 ports,
+                removed: AtomicBool::new(false),
             },
             GFP_KERNEL,
         )?;
         let events = IbEventRegistration::new(dev, device.clone())?;
-        Ok(KBox::new(
+        let entry = KBox::new(
             DeviceEntry {
                 _events: events,
                 device,
             },
             GFP_KERNEL,
-        )?)
+        )?;
+        // Listed last: whatever fails before leaves nothing behind.
+        update_devices(Some(&entry.device), None)?;
+        Ok(entry)
     }
 
     fn remove(dev: &IbDevice, entry: KBox<DeviceEntry>) {
@@ -143,6 +229,11 @@ impl IbClientOps for SmcIbClient {
                 "down"
             }
         );
+        // Readers skip it from now on; without memory for the new list it
+        // stays listed (its memory is kept, its GIDs are gone) until the
+        // next change of the list.
+        entry.device.removed.store(true, Ordering::Release);
+        let _ = update_devices(None, Some(&entry.device));
         drop(entry);
     }
 }

@@ -15,6 +15,9 @@
 #include <net/genetlink.h>
 #include <linux/sock_diag.h>
 #include <linux/utsname.h>
+#include <net/route.h>
+#include <net/neighbour.h>
+#include <linux/inetdevice.h>
 
 #include "smc_rs_helpers.h"
 
@@ -319,4 +322,77 @@ struct net *smc_rs_genl_info_net(const struct genl_info *info)
 const char *smc_rs_init_nodename(void)
 {
 	return init_utsname()->nodename;
+}
+
+struct rtable *smc_rs_ip_route_output_key(struct net *net, struct flowi4 *fl4)
+{
+	return ip_route_output_key(net, fl4);
+}
+
+void smc_rs_ip_rt_put(struct rtable *rt)
+{
+	ip_rt_put(rt);
+}
+
+int smc_rs_rt_ifindex(const struct rtable *rt)
+{
+	return rt->dst.dev->ifindex;
+}
+
+struct neighbour *smc_rs_dst_neigh_lookup(const struct rtable *rt, const __be32 *daddr)
+{
+	return dst_neigh_lookup(&rt->dst, daddr);
+}
+
+u8 smc_rs_neigh_nud_state(const struct neighbour *n)
+{
+	return READ_ONCE(n->nud_state);
+}
+
+void smc_rs_neigh_ha_snapshot(char *dst, const struct neighbour *n)
+{
+	neigh_ha_snapshot(dst, n, n->dev);
+}
+
+void smc_rs_neigh_release(struct neighbour *n)
+{
+	neigh_release(n);
+}
+
+struct in_device *smc_rs_in_dev_get_rcu(const struct net_device *dev)
+{
+	return __in_dev_get_rcu(dev);
+}
+
+struct in_ifaddr *smc_rs_in_dev_ifa_list_rcu(const struct in_device *in_dev)
+{
+	return rcu_dereference(in_dev->ifa_list);
+}
+
+struct in_ifaddr *smc_rs_ifa_next_rcu(const struct in_ifaddr *ifa)
+{
+	return rcu_dereference(ifa->ifa_next);
+}
+
+bool smc_rs_inet_ifa_match(__be32 addr, const struct in_ifaddr *ifa)
+{
+	return inet_ifa_match(addr, ifa);
+}
+
+struct net *smc_rs_dev_net(const struct net_device *dev)
+{
+	return dev_net(dev);
+}
+
+/* Serialises changes to smc_rs's list of RDMA devices (readers use RCU). */
+static DEFINE_MUTEX(smc_rs_ib_devices_mutex);
+
+void smc_rs_ib_devices_lock(void)
+{
+	mutex_lock(&smc_rs_ib_devices_mutex);
+}
+
+void smc_rs_ib_devices_unlock(void)
+{
+	mutex_unlock(&smc_rs_ib_devices_mutex);
 }

@@ -11,9 +11,11 @@
 //!   family         proto_ops from a #[vtable] trait, socket creation
 //!   socket args    the user socket and its file redirection; call arguments
 //!   sock work listen   the SMC sock and its state, typed work, TCP listener hooks
-//!   tcp ib         the clcsock, TCP's struct sock (ARef), the SMC option;
-//!                  ib_core: client, devices, ports, GIDs, events
-//!   net pernet sync errno print   namespaces, per-netns data, locks, errnos, debug
+//!   tcp ib route   the clcsock, TCP's struct sock (ARef), the SMC option;
+//!                  ib_core: client, devices, ports, GIDs, events;
+//!                  IPv4 routes and next hops
+//!   net pernet sync errno print random   namespaces, per-netns data, locks,
+//!                  errnos, debug, random numbers
 //!   bindings       generated
 //! ```
 
@@ -23,9 +25,11 @@ pub(crate) mod errno;
 pub(crate) mod net;
 pub(crate) mod pernet;
 pub(crate) mod print;
+pub(crate) mod random;
 pub(crate) mod sync;
 
 pub(crate) mod ib;
+pub(crate) mod route;
 pub(crate) mod tcp;
 
 pub(crate) mod listen;

@@ -342,6 +342,48 @@ impl KernelSocket {
         to_count(unsafe { f(self.raw(), out.ptr, peer as c_int) })
     }
 
+    /// The namespace the socket lives in.
+    // Used by the CLC handshake once it offers and accepts SMC-Rv2.
+    #[allow(dead_code)]
+    pub(crate) fn net(&self) -> &Net {
+        // SAFETY: a live socket's namespace outlives it (the socket holds a
+        // reference), and the borrow ends with `self`.
+        unsafe { Net::from_raw(bindings::smc_rs_sock_net(self.sk().as_raw())) }
+    }
+
+    /// The local IPv4 address (an IPv4-mapped IPv6 address counts as IPv4);
+    /// `None` for other IPv6 addresses or when there is none.
+    // Used by the CLC handshake once it offers and accepts SMC-Rv2.
+    #[allow(dead_code)]
+    pub(crate) fn local_addr(&self) -> Option<[u8; 4]> {
+        self.ipv4_name(false)
+    }
+
+    /// The peer's IPv4 address, as [`Self::local_addr`].
+    // Used by the CLC handshake once it offers and accepts SMC-Rv2.
+    #[allow(dead_code)]
+    pub(crate) fn peer_addr(&self) -> Option<[u8; 4]> {
+        self.ipv4_name(true)
+    }
+
+    fn ipv4_name(&self, peer: bool) -> Option<[u8; 4]> {
+        let f = self.ops().getname?;
+        // SAFETY: all-zero is a valid (`AF_UNSPEC`) address storage.
+        let mut ss: bindings::__kernel_sockaddr_storage = unsafe { core::mem::zeroed() };
+        let p = core::ptr::addr_of_mut!(ss).cast::<bindings::sockaddr>();
+        // SAFETY: live socket; `ss` has room for any address.
+        let len = to_count(unsafe { f(self.raw(), p, peer as c_int) }).ok()?;
+        // SAFETY: `ss` is plain bytes, as large as a `sockaddr_storage`.
+        let bytes = unsafe {
+            core::slice::from_raw_parts(
+                core::ptr::addr_of!(ss).cast::<u8>(),
+                core::mem::size_of::<bindings::__kernel_sockaddr_storage>(),
+            )
+        };
+        let bytes = bytes.get(..usize::try_from(len).ok()?)?;
+        ipv4_of_sockaddr(bytes)
+    }
+
     /// `poll(2)` on this socket for the SMC socket's file: waiters are queued
     /// on this socket's wait queue.
     pub(crate) fn poll(&self, pt: PollTable<'_>) -> u32 {
@@ -407,6 +449,24 @@ impl Drop for KernelSocket {
         // SAFETY: owned live socket, released once (invariant).
         unsafe { bindings::sock_release(self.raw()) };
     }
+}
+
+/// The IPv4 address of a `sockaddr_in`, or of a `sockaddr_in6` holding an
+/// IPv4-mapped address.
+fn ipv4_of_sockaddr(sa: &[u8]) -> Option<[u8; 4]> {
+    let family = u32::from(u16::from_ne_bytes([*sa.first()?, *sa.get(1)?]));
+    let addr = match family {
+        bindings::AF_INET => sa.get(4..8)?,
+        bindings::AF_INET6 => {
+            let a6 = sa.get(8..24)?;
+            if a6.get(..12)? != [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff] {
+                return None;
+            }
+            a6.get(12..)?
+        }
+        _ => return None,
+    };
+    addr.try_into().ok()
 }
 
 /// While alive, TCP parses and writes the SMC experimental option (the

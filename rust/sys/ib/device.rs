@@ -4,6 +4,8 @@
 
 use super::super::bindings;
 use super::super::errno::ENODEV;
+use super::super::net::Net;
+use super::super::route::ETH_ALEN;
 use super::super::sync::RcuReadGuard;
 use core::ffi::{c_int, CStr};
 use core::ptr::NonNull;
@@ -86,6 +88,11 @@ pub(crate) struct GidEntry {
     pub(crate) roce_v2: bool,
     /// The interface index of its network device (0: none).
     pub(crate) ifindex: i32,
+    /// The namespace of that device, comparable with [`Net::id`] of a live
+    /// namespace (0: none).
+    pub(crate) net_id: usize,
+    /// The MAC address of that device (zero: none).
+    pub(crate) mac: [u8; ETH_ALEN],
 }
 
 impl IbDevice {
@@ -153,51 +160,158 @@ impl IbDevice {
     }
 
     /// The valid entries of `port`'s GID table, in index order, passed to
-    /// `f` one at a time (may sleep between entries).
+    /// `f` one at a time. Does not sleep.
     pub(crate) fn for_each_gid(&self, port: u32, table_len: u32, mut f: impl FnMut(GidEntry)) {
-        if !self.ports().contains(&port) {
-            return;
-        }
         for index in 0..table_len.min(u32::from(u16::MAX)) {
-            // SAFETY: live device and port; an empty slot is an error pointer.
-            let attr = unsafe { bindings::rdma_get_gid_attr(self.as_raw(), port, index as c_int) };
-            if is_err_or_null(attr) {
-                continue;
+            if let Some(entry) = self.gid(port, index) {
+                f(entry);
             }
-            // `attr` is a counted reference to a valid entry until put.
-            // SAFETY: so its fields are readable.
-            let (gid, roce_v2) = unsafe {
-                (
-                    (*attr).gid.raw,
-                    (*attr).gid_type == bindings::ib_gid_type_IB_GID_TYPE_ROCE_UDP_ENCAP,
-                )
-            };
-            let ifindex = {
-                let _rcu = RcuReadGuard::new();
-                // SAFETY: valid entry; called under the RCU read lock.
-                let ndev = unsafe { bindings::rdma_read_gid_attr_ndev_rcu(attr) };
-                if is_err_or_null(ndev) {
-                    0
-                } else {
-                    // SAFETY: a live net device while the RCU read lock is held.
-                    unsafe { (*ndev).ifindex }
-                }
-            };
-            // SAFETY: drops the reference `rdma_get_gid_attr` took.
-            unsafe { bindings::rdma_put_gid_attr(attr) };
-            f(GidEntry {
-                gid,
-                index: index as u16,
-                roce_v2,
-                ifindex,
-            });
         }
+    }
+
+    /// Entry `index` of `port`'s GID table, if it is valid. Does not sleep.
+    pub(crate) fn gid(&self, port: u32, index: u32) -> Option<GidEntry> {
+        if !self.ports().contains(&port) {
+            return None;
+        }
+        let index = c_int::try_from(index).ok()?;
+        // SAFETY: live device and port; an empty slot is an error pointer.
+        let attr = unsafe { bindings::rdma_get_gid_attr(self.as_raw(), port, index) };
+        if is_err_or_null(attr) {
+            return None;
+        }
+        // SAFETY: a counted reference to a valid entry, which we own.
+        Some(unsafe { take_entry(attr) })
+    }
+
+    /// The entry of `port` that holds `gid` as a RoCE v2 GID, on the
+    /// interface `ifindex` of `net`, or on any interface for `None`. Does
+    /// not sleep.
+    pub(crate) fn find_roce_v2_gid(
+        &self,
+        port: u32,
+        gid: &[u8; 16],
+        netdev: Option<(&Net, i32)>,
+    ) -> Option<GidEntry> {
+        if !self.ports().contains(&port) {
+            return None;
+        }
+        // SAFETY: all-zero is a valid `union ib_gid`, filled below.
+        let mut raw_gid: bindings::ib_gid = unsafe { core::mem::zeroed() };
+        raw_gid.raw = *gid;
+        let attr = {
+            let _rcu = RcuReadGuard::new();
+            let ndev = match netdev {
+                // SAFETY: `net` is live; the RCU read lock is held.
+                Some((net, ifindex)) => unsafe {
+                    let d = bindings::dev_get_by_index_rcu(net.as_raw(), ifindex);
+                    if d.is_null() {
+                        return None;
+                    }
+                    d
+                },
+                None => core::ptr::null_mut(),
+            };
+            // `ndev` is only compared with the entries' devices, and stays
+            // valid while the RCU read lock is held.
+            // SAFETY: live device and valid port; `raw_gid` is readable.
+            unsafe {
+                bindings::rdma_find_gid_by_port(
+                    self.as_raw(),
+                    &raw_gid,
+                    bindings::ib_gid_type_IB_GID_TYPE_ROCE_UDP_ENCAP,
+                    port,
+                    ndev,
+                )
+            }
+        };
+        if is_err_or_null(attr) {
+            return None;
+        }
+        // SAFETY: a counted reference to a valid entry, which we own.
+        Some(unsafe { take_entry(attr) })
+    }
+
+    /// Whether the device may be used by sockets of `net` (its namespace,
+    /// or any in shared mode).
+    pub(crate) fn usable_in(&self, net: &Net) -> bool {
+        // SAFETY: live device and namespace; a pure check.
+        unsafe { bindings::rdma_dev_access_netns(self.as_raw(), net.as_raw()) }
+    }
+}
+
+/// Reads a GID entry and drops the reference to it.
+///
+/// # Safety
+///
+/// `attr` must be a counted reference to a valid entry, owned by the caller.
+unsafe fn take_entry(attr: *const bindings::ib_gid_attr) -> GidEntry {
+    // SAFETY: a valid entry (contract), whose fields are fixed.
+    let (gid, index, roce_v2) = unsafe {
+        (
+            (*attr).gid.raw,
+            (*attr).index,
+            (*attr).gid_type == bindings::ib_gid_type_IB_GID_TYPE_ROCE_UDP_ENCAP,
+        )
+    };
+    let (ifindex, net_id, mac) = {
+        let _rcu = RcuReadGuard::new();
+        // SAFETY: valid entry; called under the RCU read lock.
+        let ndev = unsafe { bindings::rdma_read_gid_attr_ndev_rcu(attr) };
+        if is_err_or_null(ndev) {
+            (0, 0, [0; ETH_ALEN])
+        } else {
+            let mut mac = [0u8; ETH_ALEN];
+            // A live net device while the RCU read lock is held; Ethernet
+            // devices (all RoCE ones) have `ETH_ALEN` bytes of address.
+            // SAFETY: so its fields are readable.
+            unsafe {
+                if usize::from((*ndev).addr_len) >= ETH_ALEN && !(*ndev).dev_addr.is_null() {
+                    core::ptr::copy_nonoverlapping((*ndev).dev_addr, mac.as_mut_ptr(), ETH_ALEN);
+                }
+                (
+                    (*ndev).ifindex,
+                    bindings::smc_rs_dev_net(ndev) as usize,
+                    mac,
+                )
+            }
+        }
+    };
+    // SAFETY: drops the reference the caller handed over.
+    unsafe { bindings::rdma_put_gid_attr(attr) };
+    GidEntry {
+        gid,
+        index,
+        roce_v2,
+        ifindex,
+        net_id,
+        mac,
+    }
+}
+
+/// While alive, no one else changes smc_rs's list of RDMA devices (whose
+/// readers use RCU, not this lock). May sleep.
+pub(crate) struct DeviceListLock(core::marker::PhantomData<*mut ()>);
+
+impl DeviceListLock {
+    /// Takes the lock.
+    pub(crate) fn lock() -> Self {
+        // SAFETY: a static mutex, released in `drop` by this task.
+        unsafe { bindings::smc_rs_ib_devices_lock() };
+        DeviceListLock(core::marker::PhantomData)
+    }
+}
+
+impl Drop for DeviceListLock {
+    fn drop(&mut self) {
+        // SAFETY: taken in `lock` by this task.
+        unsafe { bindings::smc_rs_ib_devices_unlock() };
     }
 }
 
 /// `IS_ERR_OR_NULL` for pointers from C: NULL or the last page of the
 /// address space, where the kernel encodes errnos.
-fn is_err_or_null<T>(p: *const T) -> bool {
+pub(in crate::sys) fn is_err_or_null<T>(p: *const T) -> bool {
     const MAX_ERRNO: usize = 4095;
     p.is_null() || (p as usize) > usize::MAX - MAX_ERRNO
 }
