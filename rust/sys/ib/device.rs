@@ -193,6 +193,23 @@ impl IbDevice {
             });
         }
     }
+
+    /// The first valid GID of `port` that `pred` accepts (may sleep).
+    #[allow(dead_code)] // Until the SMC-R link code picks its GID with it.
+    pub(crate) fn find_gid(
+        &self,
+        port: u32,
+        mut pred: impl FnMut(&GidEntry) -> bool,
+    ) -> Option<GidEntry> {
+        let table_len = self.query_port(port).ok()?.gid_table_len;
+        let mut found = None;
+        self.for_each_gid(port, table_len, |g| {
+            if found.is_none() && pred(&g) {
+                found = Some(g);
+            }
+        });
+        found
+    }
 }
 
 /// `IS_ERR_OR_NULL` for pointers from C: NULL or the last page of the
