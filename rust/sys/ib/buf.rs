@@ -90,15 +90,14 @@ impl DmaBuf {
         }
         let len_c = u32::try_from(size).map_err(|_| EINVAL)?;
         // SAFETY: any order up to `MAX_PAGE_ORDER` may be asked for.
-        let page =
-            NonNull::new(unsafe { bindings::smc_rs_alloc_buf_pages(order) }).ok_or(ENOMEM)?;
+        let raw_page = unsafe { bindings::smc_rs_alloc_buf_pages(order) };
+        let page = NonNull::new(raw_page).ok_or(ENOMEM)?;
         // INVARIANT: a block of 2^order pages.
         let pages = Pages { page, order };
         // Buffer pages are never highmem on the 64-bit kernels RDMA runs on.
         // SAFETY: a valid page.
-        let vaddr = NonNull::new(unsafe { bindings::smc_rs_page_address(page.as_ptr()) })
-            .ok_or(ENOMEM)?
-            .cast::<u8>();
+        let raw_vaddr = unsafe { bindings::smc_rs_page_address(page.as_ptr()) };
+        let vaddr = NonNull::new(raw_vaddr).ok_or(ENOMEM)?.cast::<u8>();
         // SAFETY: all-zero is the empty table `sg_alloc_table` expects.
         let mut table: bindings::sg_table = unsafe { core::mem::zeroed() };
         // SAFETY: `table` is writable.

@@ -86,6 +86,8 @@ pub(crate) struct GidEntry {
     pub(crate) roce_v2: bool,
     /// The interface index of its network device (0: none).
     pub(crate) ifindex: i32,
+    /// The MAC address of that network device (zero: none).
+    pub(crate) mac: [u8; 6],
 }
 
 impl IbDevice {
@@ -172,15 +174,24 @@ impl IbDevice {
                     (*attr).gid_type == bindings::ib_gid_type_IB_GID_TYPE_ROCE_UDP_ENCAP,
                 )
             };
-            let ifindex = {
+            let (ifindex, mac) = {
                 let _rcu = RcuReadGuard::new();
                 // SAFETY: valid entry; called under the RCU read lock.
                 let ndev = unsafe { bindings::rdma_read_gid_attr_ndev_rcu(attr) };
                 if is_err_or_null(ndev) {
-                    0
+                    (0, [0; 6])
                 } else {
-                    // SAFETY: a live net device while the RCU read lock is held.
-                    unsafe { (*ndev).ifindex }
+                    let mut mac = [0u8; 6];
+                    // A live net device while the RCU read lock is held; an
+                    // Ethernet device (RoCE) has a 6-byte address.
+                    // SAFETY: so its fields and address bytes are readable.
+                    unsafe {
+                        let addr = (*ndev).dev_addr;
+                        if !addr.is_null() && (*ndev).addr_len == 6 {
+                            core::ptr::copy_nonoverlapping(addr, mac.as_mut_ptr(), 6);
+                        }
+                        ((*ndev).ifindex, mac)
+                    }
                 }
             };
             // SAFETY: drops the reference `rdma_get_gid_attr` took.
@@ -190,6 +201,7 @@ impl IbDevice {
                 index: index as u16,
                 roce_v2,
                 ifindex,
+                mac,
             });
         }
     }

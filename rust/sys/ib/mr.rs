@@ -125,14 +125,16 @@ impl RegisteredBuf {
 
     /// A scatter/gather entry for `len` bytes at `offset`, addressed by the
     /// region's local key (the device checks every access against the
-    /// region's bounds and keys); `None` outside the buffer.
-    pub(crate) fn sge(&self, offset: usize, len: u32) -> Option<Sge> {
+    /// region's bounds and keys), for queue pairs of the region's domain;
+    /// `None` outside the buffer.
+    pub(crate) fn sge(&self, offset: usize, len: u32) -> Option<Sge<'_>> {
         let end = offset.checked_add(usize::try_from(len).ok()?)?;
         if end > self.buf.len() {
             return None;
         }
         let addr = self.iova().checked_add(u64::try_from(offset).ok()?)?;
-        Some(Sge::new(addr, len, self.lkey(), 0))
+        let scope = core::ptr::from_ref::<Pd>(&self.pd) as usize;
+        Some(Sge::new(addr, len, self.lkey(), scope))
     }
 
     /// The domain of the region.

@@ -14,6 +14,7 @@
 use super::super::bindings;
 use super::super::errno::EINVAL;
 use super::mr::{MrAccess, RegisteredBuf};
+use super::pd::Pd;
 use super::qp::{Qp, QpInner, QpState, Rts};
 use super::wr::{QpHandler, Sge, SlotKind, MAX_SGE};
 use core::ffi::c_int;
@@ -43,7 +44,7 @@ impl SgeList {
 
 impl<H: QpHandler> QpInner<H> {
     /// Converts `sges` (`1..=max` of them, each valid on this queue pair).
-    fn sge_list(&self, sges: &[Sge], max: u32) -> Result<SgeList> {
+    fn sge_list(&self, sges: &[Sge<'_>], max: u32) -> Result<SgeList> {
         if sges.is_empty() || sges.len() > max as usize {
             return Err(EINVAL.into());
         }
@@ -51,8 +52,12 @@ impl<H: QpHandler> QpInner<H> {
             raw: [bindings::ib_sge::default(); MAX_SGE],
             count: sges.len(),
         };
+        let scopes = [
+            core::ptr::from_ref(self.shared()) as usize,
+            core::ptr::from_ref::<Pd>(&self.pd) as usize,
+        ];
         for (dst, sge) in list.raw.iter_mut().zip(sges) {
-            *dst = self.shared().raw_sge(sge).ok_or(EINVAL)?;
+            *dst = sge.raw_in(scopes).ok_or(EINVAL)?;
         }
         Ok(list)
     }
@@ -102,7 +107,7 @@ fn send_wr(
 impl<S: QpState, H: QpHandler> Qp<S, H> {
     /// Posts a receive into `sges` (1 to `caps().max_recv_sge` entries)
     /// with receive slot `slot`. Allowed in every state.
-    pub(crate) fn post_recv(&self, slot: u32, sges: &[Sge]) -> Result {
+    pub(crate) fn post_recv(&self, slot: u32, sges: &[Sge<'_>]) -> Result {
         let inner = &self.inner;
         let mut list = inner.sge_list(sges, inner.caps.max_recv_sge)?;
         let mut wr = bindings::ib_recv_wr::default();
@@ -151,13 +156,19 @@ impl<H: QpHandler> Qp<Rts, H> {
     }
 
     /// Sends the bytes of `sge` with send slot `slot`.
-    pub(crate) fn post_send(&self, slot: u32, sge: Sge, signaled: bool, solicited: bool) -> Result {
+    pub(crate) fn post_send(
+        &self,
+        slot: u32,
+        sge: Sge<'_>,
+        signaled: bool,
+        solicited: bool,
+    ) -> Result {
         let inner = &self.inner;
         let mut list = inner.sge_list(&[sge], inner.caps.max_send_sge)?;
         let mut wr = send_wr(
             inner.cqe(SlotKind::Send(slot))?,
             bindings::ib_wr_opcode_IB_WR_SEND,
-            send_flags(signaled, false) | send_flags(false, solicited),
+            send_flags(signaled, solicited),
         );
         wr.sg_list = list.as_mut_ptr();
         wr.num_sge = list.num();
@@ -170,7 +181,7 @@ impl<H: QpHandler> Qp<Rts, H> {
     pub(crate) fn post_rdma_write(
         &self,
         slot: u32,
-        sges: &[Sge],
+        sges: &[Sge<'_>],
         remote_addr: u64,
         rkey: u32,
         signaled: bool,

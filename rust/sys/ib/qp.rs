@@ -185,7 +185,7 @@ impl<H: QpHandler> Qp<Init, H> {
         // SAFETY: all-zero is a valid `ib_qp_init_attr` (no SRQ, no XRC).
         let mut attr: bindings::ib_qp_init_attr = unsafe { core::mem::zeroed() };
         attr.event_handler = Some(qp_event::<H>);
-        attr.qp_context = shared.cast();
+        attr.qp_context = shared.as_ptr().cast();
         attr.send_cq = send_cq.as_raw();
         attr.recv_cq = recv_cq.as_raw();
         attr.cap.max_send_wr = want.max_send_wr + 1;
@@ -249,8 +249,7 @@ impl<H: QpHandler> Qp<Init, H> {
         // `shared` as its context; `caps` as granted, less the drain room.
         let inner = QpInner {
             raw,
-            // SAFETY: `alloc` never returns NULL.
-            shared: unsafe { NonNull::new_unchecked(shared) },
+            shared,
             caps,
             port,
             send_cq: send_cq.clone(),
@@ -355,7 +354,7 @@ impl<S: QpState, H: QpHandler> Qp<S, H> {
     /// A scatter/gather entry for `len` bytes at `offset` of local buffer
     /// `index`, valid on this queue pair only (its buffers live as long as
     /// it, so as long as any of its requests); `None` outside the buffer.
-    pub(crate) fn local_sge(&self, index: usize, offset: usize, len: u32) -> Option<Sge> {
+    pub(crate) fn local_sge(&self, index: usize, offset: usize, len: u32) -> Option<Sge<'_>> {
         let shared = self.inner.shared();
         let buf = shared.local_buf(index)?;
         let end = offset.checked_add(usize::try_from(len).ok()?)?;
@@ -459,7 +458,7 @@ impl<H: QpHandler> Drop for QpInner<H> {
         if drained && destroyed {
             // SAFETY: no request is left and the queue pair is gone, so
             // neither completions nor events can reach the table.
-            unsafe { QpShared::free(self.shared.as_ptr()) };
+            unsafe { QpShared::free(self.shared) };
         } else {
             // Completions may still name the table: leave it allocated.
             pr_warn!("smc_rs: queue pair not drained; its completion table stays allocated\n");

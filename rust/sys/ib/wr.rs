@@ -16,6 +16,8 @@ use super::buf::DmaBuf;
 use super::mr::RegisteredBuf;
 use core::cell::UnsafeCell;
 use core::ffi::c_void;
+use core::marker::PhantomData;
+use core::ptr::NonNull;
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::prelude::*;
 use kernel::sync::Arc;
@@ -82,32 +84,44 @@ pub(crate) trait QpHandler: Send + Sync + 'static {
 pub(crate) const MAX_SGE: usize = 4;
 
 /// A scatter/gather entry of a request. It can only be made for memory the
-/// device may touch for as long as a request can: a range of a registered
-/// region (`RegisteredBuf::sge`, the device checks it against the region,
-/// whose keys die before its memory), or a range of a buffer a queue pair
-/// owns (`Qp::local_sge`, valid only on that queue pair).
+/// device may touch for as long as a request can, and is accepted only
+/// where its key means that memory:
+///
+/// - a range of a registered region (`RegisteredBuf::sge`), on queue pairs
+///   of the region's domain: the device checks every access against the
+///   region, whose keys die before its memory (keys are unique per device,
+///   but another device could give the same number another meaning);
+/// - a range of a buffer a queue pair owns (`Qp::local_sge`), on that queue
+///   pair only: its key is the domain's DMA key, which reaches any memory,
+///   and the buffer lives until the queue pair is drained.
+///
+/// The lifetime ties it to the object it came from, so the address that
+/// identifies its scope cannot be reused by another object meanwhile.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Sge {
+pub(crate) struct Sge<'a> {
     addr: u64,
     length: u32,
     lkey: u32,
-    /// The queue pair whose buffer it addresses (its shared state's
-    /// address), or 0 for a region's key, usable on any queue pair.
-    owner: usize,
+    /// Where it is valid: the address of the domain (a region's range) or
+    /// of the queue pair's shared state (its own buffer).
+    scope: usize,
+    _source: PhantomData<&'a ()>,
 }
 
-impl Sge {
+impl<'a> Sge<'a> {
     /// # Invariants (for callers in `sys::ib`)
     ///
-    /// With `owner == 0`, `lkey` is a memory region's key and the range
-    /// lies in it; otherwise `owner` identifies the queue pair whose owned
-    /// buffer holds the range and `lkey` is its domain's DMA key.
-    pub(super) fn new(addr: u64, length: u32, lkey: u32, owner: usize) -> Sge {
+    /// `scope` is the address of a `Pd` and `lkey` the key of a region of
+    /// it that holds the range, or the address of a `QpShared` and `lkey`
+    /// its domain's DMA key, the range in one of its buffers; whichever it
+    /// is lives for `'a`.
+    pub(super) fn new(addr: u64, length: u32, lkey: u32, scope: usize) -> Sge<'a> {
         Sge {
             addr,
             length,
             lkey,
-            owner,
+            scope,
+            _source: PhantomData,
         }
     }
 
@@ -116,12 +130,13 @@ impl Sge {
         self.length
     }
 
-    fn raw(&self) -> bindings::ib_sge {
-        bindings::ib_sge {
+    /// The entry for the driver, if valid in one of the scopes given.
+    pub(super) fn raw_in(&self, scopes: [usize; 2]) -> Option<bindings::ib_sge> {
+        scopes.contains(&self.scope).then_some(bindings::ib_sge {
             addr: self.addr,
             length: self.length,
             lkey: self.lkey,
-        }
+        })
     }
 }
 
@@ -173,15 +188,15 @@ pub(super) enum SlotKind {
 }
 
 impl<H: QpHandler> QpShared<H> {
-    /// Allocates the shared state with its table; returns it as a raw
-    /// pointer (the entries point back at it), to be freed with
+    /// Allocates the shared state with its table; returns it as a pointer
+    /// (the entries point back at it), to be freed with
     /// [`QpShared::free`].
     pub(super) fn alloc(
         handler: Arc<H>,
         send_slots: u32,
         recv_slots: u32,
         local_bufs: KVec<DmaBuf>,
-    ) -> Result<*mut QpShared<H>> {
+    ) -> Result<NonNull<QpShared<H>>> {
         let total = usize::try_from(u64::from(send_slots) + u64::from(recv_slots) + 3)
             .map_err(|_| ENOMEM)?;
         let slots = KVec::with_capacity(total, GFP_KERNEL)?;
@@ -199,7 +214,8 @@ impl<H: QpHandler> QpShared<H> {
             },
             GFP_KERNEL,
         )?;
-        let raw = KBox::into_raw(shared);
+        let shared = NonNull::from(KBox::leak(shared));
+        let raw = shared.as_ptr();
         let sends = (0..send_slots).map(|i| (i, send_done::<H> as Trampoline));
         let recvs = (0..recv_slots).map(|i| (i, recv_done::<H> as Trampoline));
         let extras = [
@@ -218,7 +234,7 @@ impl<H: QpHandler> QpShared<H> {
             // so earlier entries keep their addresses.
             // SAFETY: `raw` is the live, unshared allocation from above.
             if let Err(e) = unsafe { (*raw).slots.push(slot, GFP_KERNEL) } {
-                // SAFETY: from `KBox::into_raw` above; nothing refers to it.
+                // SAFETY: from `KBox::leak` above; nothing refers to it.
                 drop(unsafe { KBox::from_raw(raw) });
                 return Err(e.into());
             }
@@ -228,7 +244,7 @@ impl<H: QpHandler> QpShared<H> {
             bindings::smc_rs_init_completion((*raw).sq_drained.get());
             bindings::smc_rs_init_completion((*raw).rq_drained.get());
         }
-        Ok(raw)
+        Ok(shared)
     }
 
     /// Frees what [`QpShared::alloc`] returned.
@@ -238,9 +254,9 @@ impl<H: QpHandler> QpShared<H> {
     /// `raw` came from `alloc`, is freed once, and no completion or event
     /// can reach it any more (the queue pair was drained and destroyed, or
     /// never got work requests).
-    pub(super) unsafe fn free(raw: *mut QpShared<H>) {
-        // SAFETY: from `KBox::into_raw` in `alloc` (caller's promise).
-        drop(unsafe { KBox::from_raw(raw) });
+    pub(super) unsafe fn free(raw: NonNull<QpShared<H>>) {
+        // SAFETY: from `KBox::leak` in `alloc` (caller's promise).
+        drop(unsafe { KBox::from_raw(raw.as_ptr()) });
     }
 
     /// The completion entry a request of `kind` points at; `None` for a
@@ -289,12 +305,6 @@ impl<H: QpHandler> QpShared<H> {
     /// Local buffer `index`.
     pub(super) fn local_buf(&self, index: usize) -> Option<&DmaBuf> {
         self.local_bufs.get(index)
-    }
-
-    /// Converts an entry for a request of this queue pair.
-    pub(super) fn raw_sge(&self, sge: &Sge) -> Option<bindings::ib_sge> {
-        let own = core::ptr::from_ref(self) as usize;
-        (sge.owner == 0 || sge.owner == own).then(|| sge.raw())
     }
 }
 
