@@ -10,6 +10,9 @@
 #include <linux/workqueue.h>
 #include <net/sock.h>
 #include <rdma/ib_verbs.h>
+#include <linux/scatterlist.h>
+#include <linux/uio.h>
+#include <linux/completion.h>
 #include <net/genetlink.h>
 #include <net/route.h>
 #include <net/neighbour.h>
@@ -97,5 +100,29 @@ bool smc_rs_inet_ifa_match(__be32 addr, const struct in_ifaddr *ifa);
 struct net *smc_rs_dev_net(const struct net_device *dev);
 void smc_rs_ib_devices_lock(void);
 void smc_rs_ib_devices_unlock(void);
+struct ib_pd *smc_rs_ib_alloc_pd(struct ib_device *dev);
+void smc_rs_ib_dealloc_pd(struct ib_pd *pd);
+struct ib_cq *smc_rs_ib_alloc_cq(struct ib_device *dev, int nr_cqe, int comp_vector);
+struct ib_qp *smc_rs_ib_create_qp(struct ib_pd *pd, struct ib_qp_init_attr *attr);
+int smc_rs_ib_destroy_qp(struct ib_qp *qp);
+int smc_rs_ib_post_send(struct ib_qp *qp, const struct ib_send_wr *wr);
+int smc_rs_ib_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr);
+bool smc_rs_ib_has_drain_ops(const struct ib_device *dev);
+int smc_rs_ib_dereg_mr(struct ib_mr *mr);
+void smc_rs_rdma_ah_set_port_num(struct rdma_ah_attr *attr, u32 port);
+void smc_rs_rdma_ah_set_grh(struct rdma_ah_attr *attr, u8 sgid_index, u8 hop_limit);
+void smc_rs_rdma_ah_set_dgid_raw(struct rdma_ah_attr *attr, const u8 *dgid);
+void smc_rs_init_completion(struct completion *done);
+struct page *smc_rs_alloc_buf_pages(unsigned int order);
+void *smc_rs_page_address(struct page *page);
+void smc_rs_sg_set_page(struct scatterlist *sg, struct page *page, unsigned int len);
+u64 smc_rs_sg_dma_address(const struct scatterlist *sg);
+int smc_rs_ib_dma_map_sg(struct ib_device *dev, struct scatterlist *sg, int nents);
+void smc_rs_ib_dma_unmap_sg(struct ib_device *dev, struct scatterlist *sg, int nents);
+void smc_rs_ib_dma_sync_for_cpu(struct ib_device *dev, u64 addr, size_t size);
+void smc_rs_ib_dma_sync_for_device(struct ib_device *dev, u64 addr, size_t size);
+size_t smc_rs_copy_to_iter(const void *addr, size_t bytes, struct iov_iter *iter);
+size_t smc_rs_copy_from_iter(void *addr, size_t bytes, struct iov_iter *iter);
+int smc_rs_sg_alloc_table_one(struct sg_table *table);
 
 #endif

@@ -130,6 +130,14 @@ impl MsgHdr<'_> {
         }
     }
 
+    /// The data iterator of the call (user memory for `sendmsg` and
+    /// `recvmsg` from user space), for the copy functions.
+    pub(super) fn iov_iter(&mut self) -> *mut bindings::iov_iter {
+        // SAFETY: `ptr` is the live msghdr of the current call (invariant);
+        // only the field's address is taken.
+        unsafe { core::ptr::addr_of_mut!((*self.ptr).msg_iter) }
+    }
+
     /// The `MSG_*` flags of the call (`MSG_DONTWAIT` for non-blocking files).
     pub(crate) fn flags(&self) -> u32 {
         // SAFETY: `ptr` is the live msghdr of the current call (invariant).

@@ -395,4 +395,122 @@ void smc_rs_ib_devices_lock(void)
 void smc_rs_ib_devices_unlock(void)
 {
 	mutex_unlock(&smc_rs_ib_devices_mutex);
+struct ib_pd *smc_rs_ib_alloc_pd(struct ib_device *dev)
+{
+	return ib_alloc_pd(dev, 0);
+}
+
+void smc_rs_ib_dealloc_pd(struct ib_pd *pd)
+{
+	ib_dealloc_pd(pd);
+}
+
+struct ib_cq *smc_rs_ib_alloc_cq(struct ib_device *dev, int nr_cqe, int comp_vector)
+{
+	return ib_alloc_cq(dev, NULL, nr_cqe, comp_vector, IB_POLL_SOFTIRQ);
+}
+
+struct ib_qp *smc_rs_ib_create_qp(struct ib_pd *pd, struct ib_qp_init_attr *attr)
+{
+	return ib_create_qp(pd, attr);
+}
+
+int smc_rs_ib_destroy_qp(struct ib_qp *qp)
+{
+	return ib_destroy_qp(qp);
+}
+
+int smc_rs_ib_post_send(struct ib_qp *qp, const struct ib_send_wr *wr)
+{
+	return ib_post_send(qp, wr, NULL);
+}
+
+int smc_rs_ib_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr)
+{
+	return ib_post_recv(qp, wr, NULL);
+}
+
+bool smc_rs_ib_has_drain_ops(const struct ib_device *dev)
+{
+	return dev->ops.drain_sq || dev->ops.drain_rq;
+}
+
+int smc_rs_ib_dereg_mr(struct ib_mr *mr)
+{
+	return ib_dereg_mr(mr);
+}
+
+void smc_rs_rdma_ah_set_port_num(struct rdma_ah_attr *attr, u32 port)
+{
+	rdma_ah_set_port_num(attr, port);
+}
+
+void smc_rs_rdma_ah_set_grh(struct rdma_ah_attr *attr, u8 sgid_index, u8 hop_limit)
+{
+	rdma_ah_set_grh(attr, NULL, 0, sgid_index, hop_limit, 0);
+}
+
+void smc_rs_rdma_ah_set_dgid_raw(struct rdma_ah_attr *attr, const u8 *dgid)
+{
+	rdma_ah_set_dgid_raw(attr, (void *)dgid);
+}
+
+void smc_rs_init_completion(struct completion *done)
+{
+	init_completion(done);
+}
+
+struct page *smc_rs_alloc_buf_pages(unsigned int order)
+{
+	return alloc_pages(GFP_KERNEL | __GFP_NOWARN | __GFP_NORETRY | __GFP_COMP | __GFP_ZERO, order);
+}
+
+void *smc_rs_page_address(struct page *page)
+{
+	return page_address(page);
+}
+
+void smc_rs_sg_set_page(struct scatterlist *sg, struct page *page, unsigned int len)
+{
+	sg_set_page(sg, page, len, 0);
+}
+
+u64 smc_rs_sg_dma_address(const struct scatterlist *sg)
+{
+	return sg_dma_address(sg);
+}
+
+int smc_rs_ib_dma_map_sg(struct ib_device *dev, struct scatterlist *sg, int nents)
+{
+	return ib_dma_map_sg(dev, sg, nents, DMA_BIDIRECTIONAL);
+}
+
+void smc_rs_ib_dma_unmap_sg(struct ib_device *dev, struct scatterlist *sg, int nents)
+{
+	ib_dma_unmap_sg(dev, sg, nents, DMA_BIDIRECTIONAL);
+}
+
+void smc_rs_ib_dma_sync_for_cpu(struct ib_device *dev, u64 addr, size_t size)
+{
+	ib_dma_sync_single_for_cpu(dev, addr, size, DMA_BIDIRECTIONAL);
+}
+
+void smc_rs_ib_dma_sync_for_device(struct ib_device *dev, u64 addr, size_t size)
+{
+	ib_dma_sync_single_for_device(dev, addr, size, DMA_BIDIRECTIONAL);
+}
+
+size_t smc_rs_copy_to_iter(const void *addr, size_t bytes, struct iov_iter *iter)
+{
+	return copy_to_iter(addr, bytes, iter);
+}
+
+size_t smc_rs_copy_from_iter(void *addr, size_t bytes, struct iov_iter *iter)
+{
+	return copy_from_iter(addr, bytes, iter);
+}
+
+int smc_rs_sg_alloc_table_one(struct sg_table *table)
+{
+	return sg_alloc_table(table, 1, GFP_KERNEL);
 }

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Memory regions (`struct ib_mr`) for fast registration: a buffer that
+//! the device may reach through a key, locally (`lkey`) or from the peer
+//! (`rkey`).
+
+use super::super::bindings;
+use super::super::errno::{EINVAL, ENOMEM};
+use super::buf::DmaBuf;
+use super::pd::Pd;
+use super::wr::Sge;
+use core::ffi::{c_int, c_uint};
+use core::ptr::{null_mut, NonNull};
+use kernel::error::{from_err_ptr, Result};
+use kernel::page::PAGE_SIZE;
+use kernel::sync::Arc;
+
+/// What a registration allows the device to do with the memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MrAccess {
+    /// Local writes only: a send buffer, read by the local device for
+    /// sends and RDMA WRITEs (upstream's `smc_wr_reg_send` access).
+    LocalWrite,
+    /// Local writes and the peer's RDMA WRITEs: an RMB.
+    RemoteWrite,
+}
+
+impl MrAccess {
+    pub(super) fn flags(self) -> c_int {
+        let local = bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE;
+        let bits = match self {
+            MrAccess::LocalWrite => local,
+            MrAccess::RemoteWrite => local | bindings::ib_access_flags_IB_ACCESS_REMOTE_WRITE,
+        };
+        // Small flag values: no truncation.
+        bits as c_int
+    }
+}
+
+/// A buffer together with the memory region that maps it.
+///
+/// The region owns its buffer, so no key outlives the memory: drop
+/// deregisters the region first (after which the device rejects both keys,
+/// and work requests still using them complete in error), and only then
+/// unmaps and frees the pages. The keys are usable once a
+/// `Qp::post_reg_mr` with this region has completed successfully.
+///
+/// # Invariants
+///
+/// `mr` was allocated in `pd` by `ib_alloc_mr` and maps all of `buf`
+/// (from `buf.dma_addr()`, in pages); it is deregistered only in `drop`.
+pub(crate) struct RegisteredBuf {
+    mr: NonNull<bindings::ib_mr>,
+    buf: DmaBuf,
+    pd: Arc<Pd>,
+}
+
+// SAFETY: the region's fields are written by the driver at allocation and
+// mapping, and by registration work requests the device carries out; the
+// owner only reads the keys and the address.
+unsafe impl Send for RegisteredBuf {}
+// SAFETY: as above; `DmaBuf` is `Sync`.
+unsafe impl Sync for RegisteredBuf {}
+
+impl RegisteredBuf {
+    /// Allocates a fast-registration region in `pd` for all of `buf`
+    /// (mapped for the same device) and maps it. May sleep.
+    pub(crate) fn new(pd: &Arc<Pd>, buf: DmaBuf) -> Result<RegisteredBuf> {
+        if buf.device().as_raw() != pd.device().as_raw() {
+            return Err(EINVAL.into());
+        }
+        let pages = u32::try_from(buf.len() / PAGE_SIZE).map_err(|_| EINVAL)?;
+        // SAFETY: a live domain; a page count the buffer has.
+        let raw = unsafe {
+            bindings::ib_alloc_mr(pd.as_raw(), bindings::ib_mr_type_IB_MR_TYPE_MEM_REG, pages)
+        };
+        let mr = NonNull::new(from_err_ptr(raw)?).ok_or(ENOMEM)?;
+        // INVARIANT: allocated in `pd` just now; mapped below.
+        let reg = RegisteredBuf {
+            mr,
+            buf,
+            pd: pd.clone(),
+        };
+        let page_size = c_uint::try_from(PAGE_SIZE).map_err(|_| EINVAL)?;
+        // SAFETY: a live region of `pages` pages and the buffer's live
+        // one-entry list of the same size; no offset wanted.
+        let mapped = unsafe {
+            bindings::ib_map_mr_sg(reg.mr.as_ptr(), reg.buf.sgl(), 1, null_mut(), page_size)
+        };
+        if mapped != 1 {
+            // `reg` deregisters the region on its way out.
+            return Err(if mapped < 0 {
+                kernel::error::Error::from_errno(mapped)
+            } else {
+                ENOMEM.into()
+            });
+        }
+        Ok(reg)
+    }
+
+    /// The buffer.
+    pub(crate) fn buf(&self) -> &DmaBuf {
+        &self.buf
+    }
+
+    /// The key for local access (scatter/gather entries).
+    pub(crate) fn lkey(&self) -> u32 {
+        // SAFETY: a live region (invariant); read-only after allocation
+        // apart from `ib_update_fast_reg_key`, which is never called.
+        unsafe { (*self.mr.as_ptr()).lkey }
+    }
+
+    /// The key the peer uses in RDMA WRITEs.
+    pub(crate) fn rkey(&self) -> u32 {
+        // SAFETY: as in `lkey`.
+        unsafe { (*self.mr.as_ptr()).rkey }
+    }
+
+    /// The address of the first byte as the keys see it (the peer writes
+    /// to `iova() + offset`).
+    pub(crate) fn iova(&self) -> u64 {
+        // SAFETY: a live region (invariant); set by `ib_map_mr_sg` in `new`.
+        unsafe { (*self.mr.as_ptr()).iova }
+    }
+
+    /// A scatter/gather entry for `len` bytes at `offset`, addressed by the
+    /// region's local key (the device checks every access against the
+    /// region's bounds and keys), for queue pairs of the region's domain;
+    /// `None` outside the buffer.
+    pub(crate) fn sge(&self, offset: usize, len: u32) -> Option<Sge<'_>> {
+        let end = offset.checked_add(usize::try_from(len).ok()?)?;
+        if end > self.buf.len() {
+            return None;
+        }
+        let addr = self.iova().checked_add(u64::try_from(offset).ok()?)?;
+        let scope = core::ptr::from_ref::<Pd>(&self.pd) as usize;
+        Some(Sge::new(addr, len, self.lkey(), scope))
+    }
+
+    /// The domain of the region.
+    pub(super) fn pd(&self) -> &Arc<Pd> {
+        &self.pd
+    }
+
+    pub(super) fn as_raw(&self) -> *mut bindings::ib_mr {
+        self.mr.as_ptr()
+    }
+}
+
+impl Drop for RegisteredBuf {
+    fn drop(&mut self) {
+        // Before the buffer (a field) is unmapped and freed. A queue pair
+        // holds an `Arc` of a region whose registration is in flight, so a
+        // region is never dropped while its registration request runs.
+        // SAFETY: allocated in `new` (invariant), deregistered once.
+        unsafe { bindings::smc_rs_ib_dereg_mr(self.mr.as_ptr()) };
+    }
+}

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Posting work requests on a queue pair: receives in any state, sends,
+//! RDMA WRITEs and memory registrations once it is ready to send.
+//!
+//! Requests are built on the stack (the driver copies them while posting),
+//! each names a slot of the queue pair's completion table by index: no
+//! allocation per message. An index out of range is `EINVAL`. Whether a
+//! slot is free is the caller's bookkeeping: posting with a busy slot only
+//! makes its handler see two completions for one index, because the slot's
+//! entry is never written after creation and lives until the queue pair
+//! is drained.
+
+use super::super::bindings;
+use super::super::errno::EINVAL;
+use super::mr::{MrAccess, RegisteredBuf};
+use super::pd::Pd;
+use super::qp::{Qp, QpInner, QpState, Rts};
+use super::wr::{QpHandler, Sge, SlotKind, MAX_SGE};
+use core::ffi::c_int;
+use kernel::error::{to_result, Result};
+use kernel::sync::Arc;
+
+/// The entries of a request, converted for the driver, on the stack.
+struct SgeList {
+    raw: [bindings::ib_sge; MAX_SGE],
+    count: usize,
+}
+
+impl SgeList {
+    fn as_mut_ptr(&mut self) -> *mut bindings::ib_sge {
+        if self.count == 0 {
+            core::ptr::null_mut()
+        } else {
+            self.raw.as_mut_ptr()
+        }
+    }
+
+    fn num(&self) -> c_int {
+        // At most `MAX_SGE`: no truncation.
+        self.count as c_int
+    }
+}
+
+impl<H: QpHandler> QpInner<H> {
+    /// Converts `sges` (`1..=max` of them, each valid on this queue pair).
+    fn sge_list(&self, sges: &[Sge<'_>], max: u32) -> Result<SgeList> {
+        if sges.is_empty() || sges.len() > max as usize {
+            return Err(EINVAL.into());
+        }
+        let mut list = SgeList {
+            raw: [bindings::ib_sge::default(); MAX_SGE],
+            count: sges.len(),
+        };
+        let scopes = [
+            core::ptr::from_ref(self.shared()) as usize,
+            core::ptr::from_ref::<Pd>(&self.pd) as usize,
+        ];
+        for (dst, sge) in list.raw.iter_mut().zip(sges) {
+            *dst = sge.raw_in(scopes).ok_or(EINVAL)?;
+        }
+        Ok(list)
+    }
+
+    /// The entry of `kind`, or `EINVAL` for a slot out of range.
+    fn cqe(&self, kind: SlotKind) -> Result<*mut bindings::ib_cqe> {
+        Ok(self.shared().cqe(kind).ok_or(EINVAL)?)
+    }
+
+    /// Posts one send request.
+    fn post_send_raw(&self, wr: &bindings::ib_send_wr) -> Result {
+        // SAFETY: a live queue pair (invariant). The request and its
+        // entries are valid for the call (the driver copies them); its
+        // completion entry lives until the queue pair is drained; every
+        // address it names is a range the device may use for as long as the
+        // request can run (`Sge`'s invariant, or inline data the driver
+        // copies now).
+        to_result(unsafe { bindings::smc_rs_ib_post_send(self.as_raw(), wr) })
+    }
+}
+
+/// The `send_flags` of a request.
+fn send_flags(signaled: bool, solicited: bool) -> c_int {
+    let mut flags = 0;
+    if signaled {
+        flags |= bindings::ib_send_flags_IB_SEND_SIGNALED;
+    }
+    if solicited {
+        flags |= bindings::ib_send_flags_IB_SEND_SOLICITED;
+    }
+    flags
+}
+
+/// An empty send request with its completion entry.
+fn send_wr(
+    cqe: *mut bindings::ib_cqe,
+    opcode: bindings::ib_wr_opcode,
+    flags: c_int,
+) -> bindings::ib_send_wr {
+    let mut wr = bindings::ib_send_wr::default();
+    wr.__bindgen_anon_1.wr_cqe = cqe;
+    wr.opcode = opcode;
+    wr.send_flags = flags;
+    wr
+}
+
+impl<S: QpState, H: QpHandler> Qp<S, H> {
+    /// Posts a receive into `sges` (1 to `caps().max_recv_sge` entries)
+    /// with receive slot `slot`. Allowed in every state.
+    pub(crate) fn post_recv(&self, slot: u32, sges: &[Sge<'_>]) -> Result {
+        let inner = &self.inner;
+        let mut list = inner.sge_list(sges, inner.caps.max_recv_sge)?;
+        let mut wr = bindings::ib_recv_wr::default();
+        wr.__bindgen_anon_1.wr_cqe = inner.cqe(SlotKind::Recv(slot))?;
+        wr.sg_list = list.as_mut_ptr();
+        wr.num_sge = list.num();
+        // SAFETY: a live queue pair; the request and its entries are valid
+        // for the call (copied by the driver); the completion entry lives
+        // until the drain; the entries are ranges the device may write for
+        // as long as the request can run (`Sge`'s invariant).
+        to_result(unsafe { bindings::smc_rs_ib_post_recv(inner.as_raw(), &wr) })
+    }
+}
+
+impl<H: QpHandler> Qp<Rts, H> {
+    /// Sends `data` inline (the driver copies it while posting) with send
+    /// slot `slot`. `EINVAL` if longer than `caps().max_inline_data`.
+    pub(crate) fn post_send_inline(
+        &self,
+        slot: u32,
+        data: &[u8],
+        signaled: bool,
+        solicited: bool,
+    ) -> Result {
+        let inner = &self.inner;
+        let len = u32::try_from(data.len()).map_err(|_| EINVAL)?;
+        if len > inner.caps.max_inline_data {
+            return Err(EINVAL.into());
+        }
+        let mut sge = bindings::ib_sge {
+            addr: data.as_ptr() as u64,
+            length: len,
+            lkey: 0,
+        };
+        let flags = send_flags(signaled, solicited) | bindings::ib_send_flags_IB_SEND_INLINE;
+        let mut wr = send_wr(
+            inner.cqe(SlotKind::Send(slot))?,
+            bindings::ib_wr_opcode_IB_WR_SEND,
+            flags,
+        );
+        if len > 0 {
+            wr.sg_list = &mut sge;
+            wr.num_sge = 1;
+        }
+        inner.post_send_raw(&wr)
+    }
+
+    /// Sends the bytes of `sge` with send slot `slot`.
+    pub(crate) fn post_send(
+        &self,
+        slot: u32,
+        sge: Sge<'_>,
+        signaled: bool,
+        solicited: bool,
+    ) -> Result {
+        let inner = &self.inner;
+        let mut list = inner.sge_list(&[sge], inner.caps.max_send_sge)?;
+        let mut wr = send_wr(
+            inner.cqe(SlotKind::Send(slot))?,
+            bindings::ib_wr_opcode_IB_WR_SEND,
+            send_flags(signaled, solicited),
+        );
+        wr.sg_list = list.as_mut_ptr();
+        wr.num_sge = list.num();
+        inner.post_send_raw(&wr)
+    }
+
+    /// Writes the bytes of `sges` (1 to `caps().max_send_sge` entries) to
+    /// the peer's memory at `remote_addr` under its key `rkey`, with send
+    /// slot `slot`.
+    pub(crate) fn post_rdma_write(
+        &self,
+        slot: u32,
+        sges: &[Sge<'_>],
+        remote_addr: u64,
+        rkey: u32,
+        signaled: bool,
+    ) -> Result {
+        let inner = &self.inner;
+        let mut list = inner.sge_list(sges, inner.caps.max_send_sge)?;
+        let mut wr = bindings::ib_rdma_wr {
+            wr: send_wr(
+                inner.cqe(SlotKind::Send(slot))?,
+                bindings::ib_wr_opcode_IB_WR_RDMA_WRITE,
+                send_flags(signaled, false),
+            ),
+            remote_addr,
+            rkey,
+        };
+        wr.wr.sg_list = list.as_mut_ptr();
+        wr.wr.num_sge = list.num();
+        inner.post_send_raw(&wr.wr)
+    }
+
+    /// Registers `reg` (a region of this queue pair's domain) with
+    /// `access`; the handler's `reg_done` reports the outcome, after which
+    /// the keys work. One registration at a time (`EBUSY`); the queue pair
+    /// keeps a reference to the region until the next registration or its
+    /// own end, so the region lives while the device works on it. May
+    /// sleep (dropping the previous reference may deregister a region).
+    pub(crate) fn post_reg_mr(&self, reg: &Arc<RegisteredBuf>, access: MrAccess) -> Result {
+        let inner = &self.inner;
+        if !Arc::ptr_eq(reg.pd(), &inner.pd) {
+            return Err(EINVAL.into());
+        }
+        let cqe = inner.cqe(SlotKind::Reg)?;
+        let shared = inner.shared();
+        let previous = shared.reg_begin(reg)?;
+        let wr = bindings::ib_reg_wr {
+            wr: send_wr(
+                cqe,
+                bindings::ib_wr_opcode_IB_WR_REG_MR,
+                bindings::ib_send_flags_IB_SEND_SIGNALED,
+            ),
+            mr: reg.as_raw(),
+            key: reg.rkey(),
+            access: access.flags(),
+        };
+        let res = inner.post_send_raw(&wr.wr);
+        if res.is_err() {
+            shared.reg_post_failed();
+        }
+        drop(previous);
+        res
+    }
+}

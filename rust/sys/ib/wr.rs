@@ -1,0 +1,425 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Work requests and their completions: the scatter/gather entries a queue
+//! pair may post, the table of completion entries (`ib_cqe`) each posted
+//! request points at, and the softirq trampolines that turn a completion
+//! into a call of the queue pair's [`QpHandler`].
+//!
+//! No allocation happens per message: a queue pair allocates its table once
+//! and a request names one of its slots by index. The table lives, at a
+//! fixed address, until the queue pair is drained and destroyed, so every
+//! completion the device can still produce finds it.
+
+use super::super::bindings;
+use super::super::errno::{EBUSY, ENOMEM};
+use super::buf::DmaBuf;
+use super::mr::RegisteredBuf;
+use core::cell::UnsafeCell;
+use core::ffi::c_void;
+use core::marker::PhantomData;
+use core::ptr::NonNull;
+use core::sync::atomic::{AtomicBool, Ordering};
+use kernel::prelude::*;
+use kernel::sync::Arc;
+use kernel::types::Opaque;
+
+/// How a work request ended (`enum ib_wc_status`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WcStatus {
+    /// Carried out.
+    Success,
+    /// Flushed: the queue pair went to the error state first.
+    Flushed,
+    /// Failed, by `enum ib_wc_status` number (retries exceeded, remote
+    /// access error, ...); the queue pair is in the error state.
+    Error(u32),
+}
+
+impl WcStatus {
+    fn from_raw(status: bindings::ib_wc_status) -> WcStatus {
+        match status {
+            bindings::ib_wc_status_IB_WC_SUCCESS => WcStatus::Success,
+            bindings::ib_wc_status_IB_WC_WR_FLUSH_ERR => WcStatus::Flushed,
+            other => WcStatus::Error(other),
+        }
+    }
+}
+
+/// An asynchronous event of a queue pair (`enum ib_event_type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum QpEvent {
+    /// The queue pair failed (`IB_EVENT_QP_FATAL`, `IB_EVENT_QP_REQ_ERR`).
+    Fatal,
+    /// The peer broke the access rules (`IB_EVENT_QP_ACCESS_ERR`).
+    AccessError,
+    /// The first packet arrived in RTR (`IB_EVENT_COMM_EST`).
+    Established,
+    /// Anything else, by number.
+    Other(u32),
+}
+
+/// The owner of a queue pair: told about completions and events.
+///
+/// Completions arrive in softirq context (from the completion queue's
+/// `irq_poll`), events in whatever context the driver reports them (it may
+/// be atomic): neither may sleep.
+pub(crate) trait QpHandler: Send + Sync + 'static {
+    /// A send request posted with send slot `slot` completed. Unsignaled
+    /// requests report only when flushed or failed.
+    fn send_done(&self, slot: u32, status: WcStatus);
+
+    /// A receive request posted with receive slot `slot` completed with
+    /// `byte_len` bytes received.
+    fn recv_done(&self, slot: u32, byte_len: u32, status: WcStatus);
+
+    /// A memory registration (`Qp::post_reg_mr`) completed.
+    fn reg_done(&self, _status: WcStatus) {}
+
+    /// An asynchronous event of the queue pair.
+    fn async_event(&self, _event: QpEvent) {}
+}
+
+/// At most this many scatter/gather entries per request (upstream SMC-R
+/// uses at most 2).
+pub(crate) const MAX_SGE: usize = 4;
+
+/// A scatter/gather entry of a request. It can only be made for memory the
+/// device may touch for as long as a request can, and is accepted only
+/// where its key means that memory:
+///
+/// - a range of a registered region (`RegisteredBuf::sge`), on queue pairs
+///   of the region's domain: the device checks every access against the
+///   region, whose keys die before its memory (keys are unique per device,
+///   but another device could give the same number another meaning);
+/// - a range of a buffer a queue pair owns (`Qp::local_sge`), on that queue
+///   pair only: its key is the domain's DMA key, which reaches any memory,
+///   and the buffer lives until the queue pair is drained.
+///
+/// The lifetime ties it to the object it came from, so the address that
+/// identifies its scope cannot be reused by another object meanwhile.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Sge<'a> {
+    addr: u64,
+    length: u32,
+    lkey: u32,
+    /// Where it is valid: the address of the domain (a region's range) or
+    /// of the queue pair's shared state (its own buffer).
+    scope: usize,
+    _source: PhantomData<&'a ()>,
+}
+
+impl<'a> Sge<'a> {
+    /// # Invariants (for callers in `sys::ib`)
+    ///
+    /// `scope` is the address of a `Pd` and `lkey` the key of a region of
+    /// it that holds the range, or the address of a `QpShared` and `lkey`
+    /// its domain's DMA key, the range in one of its buffers; whichever it
+    /// is lives for `'a`.
+    pub(super) fn new(addr: u64, length: u32, lkey: u32, scope: usize) -> Sge<'a> {
+        Sge {
+            addr,
+            length,
+            lkey,
+            scope,
+            _source: PhantomData,
+        }
+    }
+
+    /// The number of bytes.
+    pub(crate) fn len(&self) -> u32 {
+        self.length
+    }
+
+    /// The entry for the driver, if valid in one of the scopes given.
+    pub(super) fn raw_in(&self, scopes: [usize; 2]) -> Option<bindings::ib_sge> {
+        scopes.contains(&self.scope).then_some(bindings::ib_sge {
+            addr: self.addr,
+            length: self.length,
+            lkey: self.lkey,
+        })
+    }
+}
+
+/// A completion entry of the table, one per request a queue pair may
+/// have in flight.
+///
+/// # Invariants
+///
+/// `cqe` is the first field (`repr(C)`), so a pointer to it is a pointer to
+/// the slot; `owner` is the shared state that holds the table.
+#[repr(C)]
+pub(super) struct CqeSlot<H: QpHandler> {
+    cqe: bindings::ib_cqe,
+    owner: *const QpShared<H>,
+    index: u32,
+}
+
+/// What a queue pair shares with its completion and event callbacks, and
+/// what must live until no completion can name it any more.
+///
+/// # Invariants
+///
+/// Allocated with `KBox` and never moved; freed only after the queue pair
+/// was drained and destroyed (or never, when that failed). `slots` holds
+/// `send_slots` send entries, `recv_slots` receive entries, then the
+/// registration entry and the two drain entries; it is not resized after
+/// creation. `held_reg` is only touched by whoever set `reg_busy` from
+/// false to true, until it is false again, or by `drop`.
+pub(super) struct QpShared<H: QpHandler> {
+    pub(super) handler: Arc<H>,
+    slots: KVec<CqeSlot<H>>,
+    send_slots: u32,
+    recv_slots: u32,
+    pub(super) sq_drained: Opaque<bindings::completion>,
+    pub(super) rq_drained: Opaque<bindings::completion>,
+    reg_busy: AtomicBool,
+    held_reg: UnsafeCell<Option<Arc<RegisteredBuf>>>,
+    pub(super) local_bufs: KVec<DmaBuf>,
+}
+
+/// Which entry of the table.
+#[derive(Clone, Copy)]
+pub(super) enum SlotKind {
+    Send(u32),
+    Recv(u32),
+    Reg,
+    DrainSend,
+    DrainRecv,
+}
+
+impl<H: QpHandler> QpShared<H> {
+    /// Allocates the shared state with its table; returns it as a pointer
+    /// (the entries point back at it), to be freed with
+    /// [`QpShared::free`].
+    pub(super) fn alloc(
+        handler: Arc<H>,
+        send_slots: u32,
+        recv_slots: u32,
+        local_bufs: KVec<DmaBuf>,
+    ) -> Result<NonNull<QpShared<H>>> {
+        let total = usize::try_from(u64::from(send_slots) + u64::from(recv_slots) + 3)
+            .map_err(|_| ENOMEM)?;
+        let slots = KVec::with_capacity(total, GFP_KERNEL)?;
+        let shared = KBox::new(
+            QpShared {
+                handler,
+                slots,
+                send_slots,
+                recv_slots,
+                sq_drained: Opaque::uninit(),
+                rq_drained: Opaque::uninit(),
+                reg_busy: AtomicBool::new(false),
+                held_reg: UnsafeCell::new(None),
+                local_bufs,
+            },
+            GFP_KERNEL,
+        )?;
+        let shared = NonNull::from(KBox::leak(shared));
+        let raw = shared.as_ptr();
+        let sends = (0..send_slots).map(|i| (i, send_done::<H> as Trampoline));
+        let recvs = (0..recv_slots).map(|i| (i, recv_done::<H> as Trampoline));
+        let extras = [
+            (0, reg_done::<H> as Trampoline),
+            (0, drain_send_done::<H> as Trampoline),
+            (0, drain_recv_done::<H> as Trampoline),
+        ];
+        let entries = Iterator::chain(Iterator::chain(sends, recvs), extras);
+        for (index, done) in entries {
+            let slot = CqeSlot {
+                cqe: bindings::ib_cqe { done: Some(done) },
+                owner: raw.cast_const(),
+                index,
+            };
+            // Capacity was reserved for all `total` entries: no reallocation,
+            // so earlier entries keep their addresses.
+            // SAFETY: `raw` is the live, unshared allocation from above.
+            if let Err(e) = unsafe { (*raw).slots.push(slot, GFP_KERNEL) } {
+                // SAFETY: from `KBox::leak` above; nothing refers to it.
+                drop(unsafe { KBox::from_raw(raw) });
+                return Err(e.into());
+            }
+        }
+        // SAFETY: the completions are in the pinned allocation, not shared yet.
+        unsafe {
+            bindings::smc_rs_init_completion((*raw).sq_drained.get());
+            bindings::smc_rs_init_completion((*raw).rq_drained.get());
+        }
+        Ok(shared)
+    }
+
+    /// Frees what [`QpShared::alloc`] returned.
+    ///
+    /// # Safety
+    ///
+    /// `raw` came from `alloc`, is freed once, and no completion or event
+    /// can reach it any more (the queue pair was drained and destroyed, or
+    /// never got work requests).
+    pub(super) unsafe fn free(raw: NonNull<QpShared<H>>) {
+        // SAFETY: from `KBox::leak` in `alloc` (caller's promise).
+        drop(unsafe { KBox::from_raw(raw.as_ptr()) });
+    }
+
+    /// The completion entry a request of `kind` points at; `None` for a
+    /// slot index out of range.
+    pub(super) fn cqe(&self, kind: SlotKind) -> Option<*mut bindings::ib_cqe> {
+        let extra = self.send_slots as usize + self.recv_slots as usize;
+        let pos = match kind {
+            SlotKind::Send(i) if i < self.send_slots => i as usize,
+            SlotKind::Recv(i) if i < self.recv_slots => self.send_slots as usize + i as usize,
+            SlotKind::Send(_) | SlotKind::Recv(_) => return None,
+            SlotKind::Reg => extra,
+            SlotKind::DrainSend => extra + 1,
+            SlotKind::DrainRecv => extra + 2,
+        };
+        // The device only reads the entry (`done`), which never changes
+        // after `alloc`: a shared pointer is enough.
+        self.slots
+            .get(pos)
+            .map(|s| core::ptr::addr_of!(s.cqe).cast_mut())
+    }
+
+    /// Starts a registration of `reg`: keeps a reference to it until the
+    /// next registration (or the queue pair's end), so the region lives
+    /// while the device works on the request. `EBUSY` while one is in
+    /// flight. The old reference is returned, to be dropped by the caller
+    /// in process context. On success the caller must post the request,
+    /// and call [`QpShared::reg_post_failed`] if that fails.
+    pub(super) fn reg_begin(&self, reg: &Arc<RegisteredBuf>) -> Result<Option<Arc<RegisteredBuf>>> {
+        if self
+            .reg_busy
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            return Err(EBUSY.into());
+        }
+        // Setting `reg_busy` gave us `held_reg` (invariant).
+        // SAFETY: so no one else accesses it now.
+        Ok(unsafe { (*self.held_reg.get()).replace(reg.clone()) })
+    }
+
+    /// The registration request was not posted: no completion will come.
+    pub(super) fn reg_post_failed(&self) {
+        self.reg_busy.store(false, Ordering::Release);
+    }
+
+    /// Local buffer `index`.
+    pub(super) fn local_buf(&self, index: usize) -> Option<&DmaBuf> {
+        self.local_bufs.get(index)
+    }
+}
+
+// SAFETY: the table is read-only after `alloc`; the completions are built
+// for cross-context use; `held_reg` is guarded by `reg_busy` (invariant);
+// `handler` and the buffers are `Send + Sync`.
+unsafe impl<H: QpHandler> Send for QpShared<H> {}
+// SAFETY: as above.
+unsafe impl<H: QpHandler> Sync for QpShared<H> {}
+
+type Trampoline = unsafe extern "C" fn(*mut bindings::ib_cq, *mut bindings::ib_wc);
+
+/// The slot and status of a completion.
+///
+/// # Safety
+///
+/// `wc` is a completion ib_core passes to a `done` function of a slot of a
+/// live `QpShared<H>` table.
+unsafe fn slot_of<'a, H: QpHandler>(wc: *mut bindings::ib_wc) -> (&'a CqeSlot<H>, WcStatus) {
+    // SAFETY: a valid completion for the call (contract); it names the
+    // `cqe` field of a slot, which is the slot's first field (invariant).
+    unsafe {
+        let slot = &*(*wc).__bindgen_anon_1.wr_cqe.cast::<CqeSlot<H>>();
+        (slot, WcStatus::from_raw((*wc).status))
+    }
+}
+
+/// # Safety
+///
+/// ib_core's `ib_cqe::done` for a send slot: the table is live until the
+/// queue pair is drained, which waits for this call.
+unsafe extern "C" fn send_done<H: QpHandler>(_cq: *mut bindings::ib_cq, wc: *mut bindings::ib_wc) {
+    // SAFETY: called by ib_core for one of our send slots (contract).
+    let (slot, status) = unsafe { slot_of::<H>(wc) };
+    // SAFETY: the owner outlives every completion of its table (invariant).
+    let owner = unsafe { &*slot.owner };
+    owner.handler.send_done(slot.index, status);
+}
+
+/// # Safety
+///
+/// As for `send_done`, for a receive slot.
+unsafe extern "C" fn recv_done<H: QpHandler>(_cq: *mut bindings::ib_cq, wc: *mut bindings::ib_wc) {
+    // SAFETY: called by ib_core for one of our receive slots (contract).
+    let (slot, status) = unsafe { slot_of::<H>(wc) };
+    // SAFETY: a valid completion for the call (contract).
+    let byte_len = unsafe { (*wc).byte_len };
+    // SAFETY: the owner outlives every completion of its table (invariant).
+    let owner = unsafe { &*slot.owner };
+    owner.handler.recv_done(slot.index, byte_len, status);
+}
+
+/// # Safety
+///
+/// As for `send_done`, for the registration slot.
+unsafe extern "C" fn reg_done<H: QpHandler>(_cq: *mut bindings::ib_cq, wc: *mut bindings::ib_wc) {
+    // SAFETY: called by ib_core for our registration slot (contract).
+    let (slot, status) = unsafe { slot_of::<H>(wc) };
+    // SAFETY: the owner outlives every completion of its table (invariant).
+    let owner = unsafe { &*slot.owner };
+    // The device is done with the region: the next registration may
+    // replace the reference (process context drops it there).
+    owner.reg_busy.store(false, Ordering::Release);
+    owner.handler.reg_done(status);
+}
+
+/// # Safety
+///
+/// As for `send_done`, for the send drain slot.
+unsafe extern "C" fn drain_send_done<H: QpHandler>(
+    _cq: *mut bindings::ib_cq,
+    wc: *mut bindings::ib_wc,
+) {
+    // SAFETY: called by ib_core for our send drain slot (contract).
+    let (slot, _) = unsafe { slot_of::<H>(wc) };
+    // The waiter frees the table only after `complete` released the
+    // completion's lock, and nothing is touched after it.
+    // SAFETY: the owner is live until the waiter returns (invariant).
+    unsafe { bindings::complete((*slot.owner).sq_drained.get()) };
+}
+
+/// # Safety
+///
+/// As for `send_done`, for the receive drain slot.
+unsafe extern "C" fn drain_recv_done<H: QpHandler>(
+    _cq: *mut bindings::ib_cq,
+    wc: *mut bindings::ib_wc,
+) {
+    // SAFETY: called by ib_core for our receive drain slot (contract).
+    let (slot, _) = unsafe { slot_of::<H>(wc) };
+    // SAFETY: as in `drain_send_done`.
+    unsafe { bindings::complete((*slot.owner).rq_drained.get()) };
+}
+
+/// `ib_qp_init_attr::event_handler`.
+///
+/// # Safety
+///
+/// Called by ib_core with a valid event and the queue pair's context, a
+/// `QpShared<H>` that lives until the queue pair is destroyed.
+pub(super) unsafe extern "C" fn qp_event<H: QpHandler>(
+    event: *mut bindings::ib_event,
+    context: *mut c_void,
+) {
+    // SAFETY: a valid event for the call (contract).
+    let kind = unsafe { (*event).event };
+    let event = match kind {
+        bindings::ib_event_type_IB_EVENT_QP_FATAL | bindings::ib_event_type_IB_EVENT_QP_REQ_ERR => {
+            QpEvent::Fatal
+        }
+        bindings::ib_event_type_IB_EVENT_QP_ACCESS_ERR => QpEvent::AccessError,
+        bindings::ib_event_type_IB_EVENT_COMM_EST => QpEvent::Established,
+        other => QpEvent::Other(other),
+    };
+    // SAFETY: the context is our live shared state (contract).
+    let shared = unsafe { &*context.cast_const().cast::<QpShared<H>>() };
+    shared.handler.async_event(event);
+}
