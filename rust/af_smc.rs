@@ -9,6 +9,8 @@
 //! that every later call is TCP's own, with TCP's exact semantics and no
 //! extra cost; `release` undoes the redirection.
 
+use crate::smcr::conn::Conn;
+use kernel::sync::Arc;
 use crate::listen::{self, ListenCounters, ListenSocket, Listener};
 use crate::stats::{count, Event, Side};
 use crate::sys::args::{
@@ -31,6 +33,7 @@ use kernel::prelude::*;
 use kernel::workqueue::{impl_has_work, new_work, Work, WorkItem};
 
 mod connect;
+mod smcr_ops;
 
 /// Where an SMC socket is in its life.
 pub(crate) enum SmcState {
@@ -43,6 +46,9 @@ pub(crate) enum SmcState {
     Listen(Listener),
     /// Connected over TCP: SMC could not be used, for this reason.
     Fallback(DeclineReason),
+    /// Connected over SMC-R. `reported` is false while a non-blocking
+    /// connect's success is still to be told to the next `connect()`.
+    Smcr { conn: Arc<Conn>, reported: bool },
     /// Released.
     Closed,
 }
@@ -248,6 +254,24 @@ fn enter_fallback(sock: &Sock<'_>, st: &mut Guard<'_>, side: Side, reason: Decli
     }
 }
 
+/// The SMC-R connection of a socket in SMC-R mode.
+fn smcr_conn(sock: &Sock<'_>) -> Option<Arc<Conn>> {
+    match &sock.sk().lock().state {
+        SmcState::Smcr { conn, .. } => Some(conn.clone()),
+        _ => None,
+    }
+}
+
+/// Moves a connected socket to SMC-R mode over `conn`.
+fn enter_smcr(sock: &Sock<'_>, st: &mut Guard<'_>, side: Side, conn: Arc<Conn>) {
+    count(sock.sk().net(), side, Event::Connection);
+    smc_dbg!("{:?}: SMC-R, token {:#x}", side, conn.token);
+    let reported = !matches!(st.state, SmcState::Connecting(_));
+    st.state = SmcState::Smcr { conn, reported };
+    st.set_sk_state(SMC_ACTIVE);
+    sock.set_connected(st);
+}
+
 /// A new socket of `kind` with a TCP clcsock of `family`.
 fn new_socket(
     net: &Net,
@@ -298,8 +322,10 @@ impl SocketFamily for SmcSock {
         {
             let mut st = sk.lock();
             let old = core::mem::replace(&mut st.state, SmcState::Closed);
-            if let SmcState::Listen(l) = old {
-                l.stop(&st);
+            match old {
+                SmcState::Listen(l) => l.stop(&st),
+                SmcState::Smcr { conn, .. } => smcr_ops::release(conn),
+                _ => {}
             }
         }
         sk.cancel_work::<CONNECT_WORK>();
@@ -344,6 +370,9 @@ impl SocketFamily for SmcSock {
         // after a fallback (the connect work item wakes them when done, a
         // listener when a connection is ready to be accepted).
         let mask = clc(sock).poll(pt);
+        if let Some(conn) = smcr_conn(sock) {
+            return smcr_ops::poll_mask(&conn);
+        }
         let state = sock.sk().state();
         if state.listen.listening() {
             // TCP's queue is ours to take; what counts is ours.
@@ -389,6 +418,9 @@ impl SocketFamily for SmcSock {
     }
 
     fn shutdown(sock: &Sock<'_>, how: i32) -> Result {
+        if let Some(conn) = smcr_conn(sock) {
+            return smcr_ops::shutdown(&conn, how);
+        }
         let sk = sock.sk();
         if !sk.state().listen.listening() {
             return clc(sock).shutdown(how);
@@ -438,11 +470,17 @@ impl SocketFamily for SmcSock {
 
     fn sendmsg(sock: &Sock<'_>, msg: MsgHdr<'_>, len: usize) -> Result<i32> {
         connect::wait_connected(sock, msg.flags(), true)?;
+        if let Some(conn) = smcr_conn(sock) {
+            return smcr_ops::sendmsg(sock, &conn, msg, len);
+        }
         clc(sock).sendmsg(msg, len)
     }
 
     fn recvmsg(sock: &Sock<'_>, msg: MsgHdr<'_>, len: usize, flags: i32) -> Result<i32> {
         connect::wait_connected(sock, flags as u32, false)?;
+        if let Some(conn) = smcr_conn(sock) {
+            return smcr_ops::recvmsg(sock, &conn, msg, len, flags);
+        }
         clc(sock).recvmsg(msg, len, flags)
     }
 }

@@ -3,7 +3,13 @@
 //! The CLC handshake over the clcsock (RFC 7609, section 3.7; SMC-Rv2),
 //! and the memory of peers that echo the SMC TCP option without speaking CLC.
 
+use crate::ib::{find_smcr_v2_device, local_systemid, SmcrV2Device};
+use crate::smcr::conn::Conn;
+use crate::smcr::setup::{client_abort, client_accept, client_confirm_link, LgrRegistry};
 use crate::sys::args::SockAddr;
+use crate::sys::route::find_route_v4;
+use crate::sys::sync::RcuPointer;
+use crate::ueid::UeidTable;
 use crate::sys::errno::{EAGAIN, EINVAL};
 use crate::sys::net::Net;
 use crate::sys::print::smc_dbg;
@@ -11,8 +17,14 @@ use crate::sys::tcp::KernelSocket;
 use crate::wire::clc::{
     choose_variant, encode_proposal, ClcError, Decline, DeclineReason, Header, MsgType, Proposal,
     ProposalParams, ServerCaps, DECLINE_LEN_V2, EYECATCHER_SMCD, EYECATCHER_SMCR, HEADER_LEN,
-    MAX_MESSAGE_LEN, SMC_V1, SMC_V2, SYSTEMID_LEN,
+    LocalInfo, SmcrAcceptConfirm, EID_LEN, MAX_MESSAGE_LEN, SMC_V1, SMC_V2, SYSTEMID_LEN,
 };
+use kernel::sync::Arc;
+
+/// SMC release 1 (v2.1): maximum links and connections are negotiated.
+const SMC_RELEASE_1: u8 = 1;
+/// Connections per link group we accept (upstream's maximum).
+const SMC_CONN_PER_LGR_MAX: u8 = 255;
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::prelude::*;
 use kernel::time::Ktime;
@@ -21,8 +33,9 @@ use kernel::time::Ktime;
 pub(crate) const CLC_WAIT_MS: u32 = 6000;
 
 /// How a client's CLC handshake ended.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum ClientOutcome {
+    /// SMC-R was agreed: the connection runs over this link group.
+    Smcr(Arc<Conn>),
     /// The peer did not echo the SMC option: it is plain TCP.
     PeerNoSmc,
     /// The peer speaks CLC and SMC will not be used; both sides fall back.
@@ -37,16 +50,95 @@ pub(crate) enum ClientOutcome {
     NotClc(ClcError),
 }
 
-/// Runs the client side on a connected clcsock. smc_rs has no SMC-R device
-/// yet, so the proposal offers nothing (typev1 and typev2 N): a CLC peer
-/// answers with a decline, anything else shows the peer is not CLC.
-pub(crate) fn client_handshake(clc: &KernelSocket) -> Result<ClientOutcome> {
+/// The link groups of this host, published while the module is loaded.
+static REGISTRY: RcuPointer<Arc<LgrRegistry>> = RcuPointer::new();
+
+/// Publishes the link group registry (module load).
+fn start_smcr() -> Result {
+    let reg = Arc::pin_init(LgrRegistry::new(), GFP_KERNEL)?;
+    REGISTRY.replace(Some(KBox::new(reg, GFP_KERNEL)?));
+    Ok(())
+}
+
+/// The link group registry's lifetime in the module: published when made,
+/// every link group ended when dropped.
+pub(crate) struct SmcrLinkGroups(());
+
+impl SmcrLinkGroups {
+    pub(crate) fn start() -> Result<Self> {
+        start_smcr()?;
+        Ok(SmcrLinkGroups(()))
+    }
+}
+
+impl Drop for SmcrLinkGroups {
+    fn drop(&mut self) {
+        stop_smcr();
+    }
+}
+
+/// Ends every link group (module unload, after the last socket).
+fn stop_smcr() {
+    if let Some(reg) = registry() {
+        REGISTRY.replace(None);
+        reg.shutdown();
+    }
+}
+
+fn registry() -> Option<Arc<LgrRegistry>> {
+    REGISTRY.read(|r| r.cloned())
+}
+
+/// What a client can offer: an SMC-Rv2 device on the route to the peer,
+/// and the UEIDs (SMC-Rv2 needs at least one).
+struct Offer {
+    dev: SmcrV2Device,
+    ueids: UeidTable,
+}
+
+fn find_offer(net: &Net, clc: &KernelSocket) -> Option<Offer> {
+    let ueids = crate::ueid::snapshot();
+    ueids.iter().next()?;
+    let (saddr, daddr) = (clc.local_addr()?, clc.peer_addr()?);
+    let route = find_route_v4(net, saddr, daddr).ok()?;
+    let dev = find_smcr_v2_device(net, &route)?;
+    Some(Offer { dev, ueids })
+}
+
+/// Runs the client side on a connected clcsock. With an SMC-Rv2 device on
+/// the route and a UEID, the proposal offers SMC-Rv2; without, it offers
+/// nothing (typev1 and typev2 N): a CLC peer answers with a decline,
+/// anything else shows the peer is not CLC.
+pub(crate) fn client_handshake(net: &Net, clc: &KernelSocket) -> Result<ClientOutcome> {
     if !clc.peer_offered_smc() {
         return Ok(ClientOutcome::PeerNoSmc);
     }
+    let offer = find_offer(net, clc);
+    let mut ueids = [[0u8; EID_LEN]; crate::ueid::MAX_UEIDS];
+    let mut params = ProposalParams::default();
+    if let Some(o) = &offer {
+        let mut n = 0;
+        for (slot, u) in ueids.iter_mut().zip(o.ueids.iter()) {
+            *slot = *u;
+            n += 1;
+        }
+        params = ProposalParams {
+            v2: true,
+            local: LocalInfo {
+                peer_id: local_systemid(),
+                gid: o.dev.gid,
+                mac: o.dev.mac,
+            },
+            roce_gid: o.dev.gid,
+            ueids: ueids.get(..n).unwrap_or(&[]),
+            release: SMC_RELEASE_1,
+            max_conns: SMC_CONN_PER_LGR_MAX,
+            max_links: 1,
+            ..ProposalParams::default()
+        };
+    }
     let mut buf = [0u8; MAX_MESSAGE_LEN];
-    let n =
-        encode_proposal(&ProposalParams::default(), &mut buf).map_err(|_| Error::from(EINVAL))?;
+    let n = encode_proposal(&params, &mut buf).map_err(|_| Error::from(EINVAL))?;
     clc.send_all(&buf[..n])?;
 
     let header = match recv_message(clc, &mut buf) {
@@ -60,25 +152,96 @@ pub(crate) fn client_handshake(clc: &KernelSocket) -> Result<ClientOutcome> {
             Ok(d) => {
                 smc_dbg!("client: peer declined with {:#010x}", d.reason.code());
                 Ok(ClientOutcome::Declined {
-                    reason: DeclineReason::NoSmcDevice,
+                    reason: if offer.is_some() {
+                        DeclineReason::PeerDeclined
+                    } else {
+                        DeclineReason::NoSmcDevice
+                    },
                     peer_diagnosis: d.reason.code(),
                 })
             }
             Err(e) => Ok(ClientOutcome::NotClc(e)),
         },
         MsgType::Accept => {
-            // A peer that accepts an offer of nothing is confused; tell it no.
-            let d = Decline::new(SMC_V2, [0; SYSTEMID_LEN], DeclineReason::NoSmcDevice);
-            let n = d.encode(&mut buf).map_err(|_| Error::from(EINVAL))?;
-            clc.send_all(&buf[..n])?;
-            Ok(ClientOutcome::Declined {
-                reason: DeclineReason::NoSmcDevice,
-                peer_diagnosis: 0,
-            })
+            let accepted = match (&offer, SmcrAcceptConfirm::parse(msg)) {
+                (Some(o), Ok(a)) if a.version >= SMC_V2 && o.ueids.iter().any(|u| *u == a.eid) => {
+                    Some((o, a))
+                }
+                _ => None,
+            };
+            let Some((o, a)) = accepted else {
+                // An accept of what we did not offer: tell the peer no.
+                let reason = if offer.is_some() {
+                    DeclineReason::SyncError
+                } else {
+                    DeclineReason::NoSmcDevice
+                };
+                send_decline(clc, reason)?;
+                return Ok(ClientOutcome::Declined {
+                    reason,
+                    peer_diagnosis: 0,
+                });
+            };
+            client_smcr(clc, o, &a)
         }
         // Our own proposal coming back: an echo, not a CLC peer.
         MsgType::Proposal | MsgType::Confirm => Ok(ClientOutcome::NotClc(ClcError::BadType)),
     }
+}
+
+/// Sends a v2 decline with `reason`.
+fn send_decline(clc: &KernelSocket, reason: DeclineReason) -> Result {
+    let d = Decline::new(SMC_V2, local_systemid(), reason);
+    let mut out = [0u8; DECLINE_LEN_V2];
+    let n = d.encode(&mut out).map_err(|_| Error::from(EINVAL))?;
+    clc.send_all(out.get(..n).ok_or(EINVAL)?)
+}
+
+/// The client's part after an SMC-Rv2 Accept: connection and link group,
+/// the Confirm, and on a new link group the LLC confirmation of its link.
+fn client_smcr(clc: &KernelSocket, o: &Offer, a: &SmcrAcceptConfirm) -> Result<ClientOutcome> {
+    let Some(reg) = registry() else {
+        send_decline(clc, DeclineReason::InternalError)?;
+        return Ok(ClientOutcome::Declined {
+            reason: DeclineReason::InternalError,
+            peer_diagnosis: 0,
+        });
+    };
+    let cc = match client_accept(&reg, &o.dev, a, clc.abort_handle()) {
+        Ok(cc) => cc,
+        Err(reason) => {
+            smc_dbg!("client: SMC-R setup failed, declining with {:#010x}", reason.code());
+            send_decline(clc, reason)?;
+            return Ok(ClientOutcome::Declined {
+                reason,
+                peer_diagnosis: 0,
+            });
+        }
+    };
+    let mut buf = [0u8; MAX_MESSAGE_LEN];
+    let sent = cc
+        .confirm
+        .encode(&mut buf)
+        .map_err(|_| Error::from(EINVAL))
+        .and_then(|n| clc.send_all(buf.get(..n).ok_or(EINVAL)?));
+    if let Err(e) = sent {
+        client_abort(cc.conn, cc.first_contact);
+        return Err(e);
+    }
+    if cc.first_contact {
+        if let Err(e) = client_confirm_link(&reg, &cc.conn) {
+            smc_dbg!("client: link confirmation failed ({:?})", e);
+            client_abort(cc.conn, true);
+            let reason = DeclineReason::TimeoutConfirmLink;
+            send_decline(clc, reason)?;
+            return Ok(ClientOutcome::Declined {
+                reason,
+                peer_diagnosis: 0,
+            });
+        }
+    }
+    smc_dbg!("client: SMC-R connection up, token {:#x}", cc.conn.token);
+    Ok(ClientOutcome::Smcr(cc.conn))
 }
 
 /// How the server side of a CLC handshake ended.

@@ -8,8 +8,7 @@
 mod pnet;
 mod select;
 
-#[allow(unused_imports)]
-pub(crate) use select::{find_smcr_v2_device, has_smcr_v2_device, local_systemid};
+pub(crate) use select::{find_smcr_v2_device, local_systemid, SmcrV2Device};
 
 use crate::sys::ib::client::IbClientOps;
 use crate::sys::ib::device::{DeviceListLock, GidEntry, IbDevice};
@@ -59,6 +58,11 @@ pub(crate) struct SmcIbDevice {
 impl SmcIbDevice {
     fn port(&self, number: u32) -> Option<&SmcIbPort> {
         self.ports.iter().find(|p| p.number == number)
+    }
+
+    /// The ib_core device.
+    pub(crate) fn ib(&self) -> &IbDevice {
+        &self.dev
     }
 
     /// Whether `port` is up.

@@ -18,6 +18,7 @@ mod ib;
 mod listen;
 mod netlink;
 mod stats;
+mod smcr;
 mod sys;
 mod ueid;
 #[allow(unreachable_pub, dead_code)]
@@ -50,6 +51,7 @@ struct SmcRs {
     _netlink: GenlRegistration<netlink::SmcNetlink>,
     _ueids: ueid::Ueids,
     _handshakes: HandshakeQueue,
+    _link_groups: clc::SmcrLinkGroups,
     _ib: IbClient<ib::SmcIbClient>,
     _stats: PernetRegistration<stats::NetStats>,
     _tcp_option: TcpSmcOption,
@@ -60,6 +62,7 @@ impl kernel::Module for SmcRs {
         let stats = PernetRegistration::new()?;
         let ib = IbClient::register(c_str!("smc_rs"))?;
         let handshakes = HandshakeQueue::new()?;
+        let link_groups = clc::SmcrLinkGroups::start()?;
         // The family first: taking family 43 is what tells whether upstream
         // SMC is loaded, and says so.
         let family = Registration::new(bindings::PF_SMC, c_str!("SMC"), module)?;
@@ -73,6 +76,7 @@ impl kernel::Module for SmcRs {
             _netlink: netlink,
             _ueids: ueids,
             _handshakes: handshakes,
+            _link_groups: link_groups,
             _ib: ib,
             _stats: stats,
             _tcp_option: TcpSmcOption::enable(),

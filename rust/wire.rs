@@ -4,10 +4,14 @@
 //! the same source files the host tests use. Every module of `wire/src/lib.rs`
 //! is listed here too.
 
+#[path = "../wire/src/bufsize.rs"]
+pub(crate) mod bufsize;
 #[path = "../wire/src/cdc.rs"]
 pub(crate) mod cdc;
 #[path = "../wire/src/clc/mod.rs"]
 pub(crate) mod clc;
+#[path = "../wire/src/close/mod.rs"]
+pub(crate) mod close;
 #[path = "../wire/src/codec.rs"]
 pub(crate) mod codec;
 #[path = "../wire/src/cursor.rs"]

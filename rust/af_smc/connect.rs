@@ -4,7 +4,7 @@
 //! TCP's, the work item that finishes a non-blocking connect, and the waits
 //! of calls that come while it runs.
 
-use super::{clc, switch_to_fallback, Guard, SmcSock, SmcState, Sock, CONNECT_WORK};
+use super::{clc, enter_smcr, switch_to_fallback, Guard, SmcSock, SmcState, Sock, CONNECT_WORK};
 use crate::clc::{client_handshake, ClientOutcome, NonClcPeers};
 use crate::stats::{count, Event, Side};
 use crate::sys::args::SockAddr;
@@ -16,7 +16,9 @@ use crate::sys::sock::SmcSk;
 use crate::sys::socket::{with_user_socket, FileRedirect};
 use crate::sys::tcp::KernelSocket;
 use crate::wire::clc::DeclineReason;
+use crate::smcr::conn::Conn;
 use core::sync::atomic::Ordering;
+use kernel::sync::Arc;
 use kernel::prelude::*;
 
 /// `connect(2)` on an SMC socket.
@@ -38,6 +40,17 @@ pub(super) fn connect(sock: &Sock<'_>, addr: SockAddr<'_>, flags: i32) -> Result
             };
         }
         SmcState::Fallback(_) => return Err(EISCONN.into()),
+        // A non-blocking connect that made it: the next connect() says so
+        // once, as TCP's does.
+        SmcState::Smcr {
+            ref mut reported, ..
+        } => {
+            if *reported {
+                return Err(EISCONN.into());
+            }
+            *reported = true;
+            return Ok(());
+        }
         SmcState::Listen(_) | SmcState::Closed => return Err(EINVAL.into()),
     }
     if !NON_CLC_PEERS.contains(sock.sk().net(), &addr) {
@@ -85,10 +98,11 @@ pub(super) fn finish_connect(sk: &SmcSk<SmcSock>) {
     let mut st = sk.lock();
     if matches!(st.state, SmcState::Connecting(_)) {
         let applied = with_user_socket(&mut st, |sock, st| match result {
-            Ok((reason, peer_diagnosis)) => {
+            Ok(Connected::Fallback(reason, peer_diagnosis)) => {
                 st.peer_diagnosis = peer_diagnosis;
                 switch_to_fallback(sock, st, Side::Client, reason);
             }
+            Ok(Connected::Smcr(conn)) => enter_smcr(sock, st, Side::Client, conn),
             Err(e) => {
                 // The waits consumed the socket error, which the
                 // application must see for itself: put it back. From
@@ -130,9 +144,13 @@ fn connect_offering_smc(
     match clc.connect(addr, flags) {
         // Only a blocking call gets here connected.
         Ok(()) if flags & b::O_NONBLOCK as i32 == 0 => {
-            let (reason, peer_diagnosis) = clc_connect(sock.sk().net(), clc, addr, flags)?;
-            st.peer_diagnosis = peer_diagnosis;
-            switch_to_fallback(sock, st, Side::Client, reason);
+            match clc_connect(sock.sk().net(), clc, addr, flags)? {
+                Connected::Fallback(reason, peer_diagnosis) => {
+                    st.peer_diagnosis = peer_diagnosis;
+                    switch_to_fallback(sock, st, Side::Client, reason);
+                }
+                Connected::Smcr(conn) => enter_smcr(sock, st, Side::Client, conn),
+            }
             return Ok(());
         }
         Ok(()) => {}
@@ -171,22 +189,30 @@ pub(super) fn wait_connected(sock: &Sock<'_>, flags: u32, sending: bool) -> Resu
     wait_connect_done(sk, timeo)
 }
 
+/// What a connect ends in.
+enum Connected {
+    /// TCP, for this reason, with what the peer's decline said.
+    Fallback(DeclineReason, u32),
+    /// SMC-R over this connection.
+    Smcr(Arc<Conn>),
+}
+
 /// The part of an SMC connect after the TCP handshake, on the clcsock only
 /// (no socket lock needed): CLC, and for a peer that echoed the option
-/// without speaking CLC a new connection without it. Returns why the
-/// connection uses TCP and what the peer's decline said.
+/// without speaking CLC a new connection without it.
 fn clc_connect(
     net: &Net,
     clc: &KernelSocket,
     addr: SockAddr<'_>,
     flags: i32,
-) -> Result<(DeclineReason, u32)> {
-    match client_handshake(clc) {
-        Ok(ClientOutcome::PeerNoSmc) => Ok((DeclineReason::PeerNoSmc, 0)),
+) -> Result<Connected> {
+    match client_handshake(net, clc) {
+        Ok(ClientOutcome::Smcr(conn)) => Ok(Connected::Smcr(conn)),
+        Ok(ClientOutcome::PeerNoSmc) => Ok(Connected::Fallback(DeclineReason::PeerNoSmc, 0)),
         Ok(ClientOutcome::Declined {
             reason,
             peer_diagnosis,
-        }) => Ok((reason, peer_diagnosis)),
+        }) => Ok(Connected::Fallback(reason, peer_diagnosis)),
         Ok(ClientOutcome::NotClc(e)) => {
             smc_dbg!(
                 "client: peer echoed the SMC option without CLC ({:?}), reconnecting",
@@ -198,7 +224,7 @@ fn clc_connect(
             clc.disconnect()?;
             clc.set_syn_smc(false);
             clc.connect(addr, flags)?;
-            Ok((DeclineReason::PeerNoSmc, 0))
+            Ok(Connected::Fallback(DeclineReason::PeerNoSmc, 0))
         }
         // A signal or a reset in the middle of the handshake: the stream may
         // hold half a CLC message, so this connection cannot be used. Drop

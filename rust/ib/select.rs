@@ -28,8 +28,7 @@ use kernel::sync::Arc;
 pub(crate) const GID_LEN: usize = 16;
 
 /// An RDMA device and port chosen for an SMC-Rv2 connection.
-// Called by the CLC handshake once it offers and accepts SMC-Rv2.
-#[allow(dead_code)]
+#[derive(Clone)]
 pub(crate) struct SmcrV2Device {
     /// The device.
     pub(crate) device: Arc<SmcIbDevice>,

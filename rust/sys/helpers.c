@@ -395,6 +395,8 @@ void smc_rs_ib_devices_lock(void)
 void smc_rs_ib_devices_unlock(void)
 {
 	mutex_unlock(&smc_rs_ib_devices_mutex);
+}
+
 struct ib_pd *smc_rs_ib_alloc_pd(struct ib_device *dev)
 {
 	return ib_alloc_pd(dev, 0);

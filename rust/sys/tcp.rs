@@ -66,6 +66,18 @@ impl TcpSock {
         unsafe { bindings::tcp_abort(self.as_raw(), ECONNABORTED.positive()) };
     }
 
+    /// Wakes everyone waiting on the socket, so that pollers look again
+    /// (any context).
+    pub(crate) fn wake_waiters(&self) {
+        let sk = self.as_raw();
+        // SAFETY: live socket; `sk_state_change` is set for every socket.
+        unsafe {
+            if let Some(f) = (*sk).sk_state_change {
+                f(sk);
+            }
+        }
+    }
+
     /// Runs `f` with the TCP socket lock held (`lock_sock`), which
     /// serialises with TCP's own process-context and softirq work on it.
     fn locked<R>(&self, f: impl FnOnce(*mut bindings::sock) -> R) -> R {
@@ -277,13 +289,7 @@ impl KernelSocket {
 
     /// Wakes everyone waiting on the socket, so that pollers look again.
     pub(crate) fn wake_waiters(&self) {
-        let sk = self.sk().as_raw();
-        // SAFETY: live socket; `sk_state_change` is set for every socket.
-        unsafe {
-            if let Some(f) = (*sk).sk_state_change {
-                f(sk);
-            }
-        }
+        self.sk().wake_waiters();
     }
 
     /// Drops the connection (RST) so that the socket can connect again,

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! CDC messages: the cursors and flags of a connection, sent after the data
+//! they announce and received in the completion handler.
+
+use super::conn::{cursor_of, Conn, ConnShared};
+use super::lgr::LinkGroup;
+use crate::sys::errno::{ECONNABORTED, ECONNRESET};
+use crate::sys::print::smc_dbg;
+use crate::wire::cdc::{seq_before, CdcMsg, ProducerFlags, CDC_LEN};
+use crate::wire::cursor::{peer_consumer_advance, peer_producer_advance, CursorError};
+use kernel::prelude::*;
+
+/// Takes a CDC message the peer sent (softirq): checks everything in it
+/// against what the connection allows, then applies it. A message for an
+/// unknown token is dropped; a cursor outside the rules aborts the
+/// connection.
+pub(crate) fn received(lgr: &LinkGroup, msg: &[u8]) {
+    let Ok(cdc) = CdcMsg::parse(msg) else {
+        smc_dbg!("cdc: malformed message dropped");
+        return;
+    };
+    let known = lgr.conns.lock().with(cdc.token, |conn| apply(conn, &cdc));
+    if !known {
+        smc_dbg!("cdc: message for unknown token {:#x} dropped", cdc.token);
+    }
+}
+
+/// Applies a parsed message to its connection.
+fn apply(conn: &Conn, cdc: &CdcMsg) {
+    let mut sh = conn.shared.lock();
+    if let Some(last) = sh.rx_seq {
+        // Upstream drops what is older than the last message taken.
+        if seq_before(cdc.seqno, last) {
+            return;
+        }
+    }
+    sh.rx_seq = Some(cdc.seqno);
+    let verdict = take_cursors(conn, &mut sh, cdc);
+    if let Err(e) = verdict {
+        smc_dbg!("cdc: token {:#x}: bad cursor ({:?}), aborting", conn.token, e);
+        if sh.error.is_none() {
+            sh.error = Some(ECONNABORTED.into());
+        }
+    }
+    sh.peer_flags = cdc.prod_flags;
+    let f = cdc.conn_state_flags;
+    sh.peer_state.peer_done_writing |= f.peer_done_writing;
+    sh.peer_state.peer_conn_closed |= f.peer_conn_closed;
+    sh.peer_state.peer_conn_abort |= f.peer_conn_abort;
+    if f.peer_conn_abort && sh.error.is_none() {
+        sh.error = Some(ECONNRESET.into());
+    }
+    let wants_update = cdc.prod_flags.cons_curs_upd_req || cdc.prod_flags.write_blocked;
+    let unsent = sh.rx_cons > sh.rx_cons_sent;
+    drop(sh);
+    if wants_update && unsent {
+        // The peer waits for room: tell it now if a slot is free; else the
+        // next read does.
+        let _ = send_nowait(conn);
+    }
+    conn.wake();
+}
+
+/// Checks and applies the producer and consumer cursors of `cdc`.
+fn take_cursors(conn: &Conn, sh: &mut ConnShared, cdc: &CdcMsg) -> Result<(), CursorError> {
+    let size = conn.rmb_size();
+    let cons = cursor_of(sh.rx_cons, size);
+    match peer_producer_advance(sh.rx_prod_curs, cdc.prod, cons, size) {
+        Ok(n) => {
+            sh.rx_prod += u64::from(n);
+            sh.rx_prod_curs = cdc.prod;
+        }
+        Err(CursorError::Behind) => {}
+        Err(e) => return Err(e),
+    }
+    let psize = conn.peer.size;
+    let prod = cursor_of(sh.tx_prod, psize);
+    match peer_consumer_advance(sh.peer_cons_curs, cdc.cons, prod, psize) {
+        Ok(n) => {
+            sh.tx_acked += u64::from(n);
+            sh.peer_cons_curs = cdc.cons;
+        }
+        Err(CursorError::Behind) => {}
+        Err(e) => return Err(e),
+    }
+    Ok(())
+}
+
+/// Builds the connection's next CDC message after `update` changed the
+/// shared state, and posts it on `slot`, all under the connection's lock so
+/// that sequence numbers go out in order.
+pub(crate) fn post(
+    conn: &Conn,
+    slot: u32,
+    flags: ProducerFlags,
+    update: impl FnOnce(&mut ConnShared),
+) -> Result {
+    let mut sh = conn.shared.lock();
+    update(&mut sh);
+    let msg = CdcMsg {
+        seqno: sh.tx_seq,
+        token: conn.peer.token,
+        prod: cursor_of(sh.tx_prod, conn.peer.size),
+        cons: cursor_of(sh.rx_cons, conn.rmb_size()),
+        prod_flags: flags,
+        conn_state_flags: sh.sent_state,
+    };
+    let mut buf = [0u8; CDC_LEN];
+    msg.encode(&mut buf).map_err(|_| ECONNABORTED)?;
+    conn.lgr.slot_for_conn(slot, conn.token, sh.tx_prod);
+    conn.lgr.post_msg(slot, &buf)?;
+    sh.tx_seq = sh.tx_seq.wrapping_add(1);
+    sh.rx_cons_sent = sh.rx_cons;
+    Ok(())
+}
+
+/// Sends a CDC message with the current cursors, waiting for a slot.
+pub(crate) fn send(conn: &Conn, update: impl FnOnce(&mut ConnShared)) -> Result {
+    let slot = conn.lgr.get_slot()?;
+    let r = post(conn, slot, ProducerFlags::default(), update);
+    if r.is_err() {
+        conn.lgr.put_slot(slot);
+    }
+    r
+}
+
+/// Sends a CDC message with the current cursors if a slot is free now
+/// (any context).
+pub(crate) fn send_nowait(conn: &Conn) -> Result {
+    let slot = conn.lgr.try_get_slot()?;
+    let r = post(conn, slot, ProducerFlags::default(), |_| {});
+    if r.is_err() {
+        conn.lgr.put_slot(slot);
+    }
+    r
+}

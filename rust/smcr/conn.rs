@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! An SMC-R connection: its send buffer and RMB, where the peer's RMB is,
+//! and the cursors both sides move.
+//!
+//! Cursors are kept as byte counts since the connection began (`u64`, they
+//! never wrap); the wire's (wrap, count) cursors are derived from them and
+//! checked against them with the wire crate's cursor rules.
+
+use super::lgr::LinkGroup;
+use crate::sys::errno::{ECONNRESET, EEXIST, ENOSPC};
+use crate::sys::ib::mr::RegisteredBuf;
+use crate::sys::sync::{new_spinlock_bh, SpinLockBh};
+use crate::sys::tcp::TcpSock;
+use crate::wire::cdc::{ConnStateFlags, ProducerFlags};
+use crate::wire::cursor::Cursor;
+use core::sync::atomic::{AtomicBool, Ordering};
+use kernel::prelude::*;
+use kernel::sync::Arc;
+use kernel::types::ARef;
+
+/// Connections per link group (upstream's maximum).
+pub(crate) const CONNS_PER_LGR: usize = 255;
+
+/// Where the peer's receive buffer is.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PeerRmb {
+    /// The peer's token for this connection (put in every CDC we send).
+    pub(crate) token: u32,
+    /// RDMA address of the RMB element.
+    pub(crate) addr: u64,
+    /// Its rkey.
+    pub(crate) rkey: u32,
+    /// Its size.
+    pub(crate) size: u32,
+}
+
+/// What the receive path (softirq) and the socket calls share.
+pub(crate) struct ConnShared {
+    /// Bytes the peer has written into our RMB.
+    pub(crate) rx_prod: u64,
+    /// Bytes we have read from our RMB.
+    pub(crate) rx_cons: u64,
+    /// The consumer position we last told the peer.
+    pub(crate) rx_cons_sent: u64,
+    /// The peer's producer cursor as last received.
+    pub(crate) rx_prod_curs: Cursor,
+    /// Bytes we have written into the peer's RMB.
+    pub(crate) tx_prod: u64,
+    /// Bytes whose CDC message the device completed: the send buffer
+    /// below this may be reused.
+    pub(crate) tx_fin: u64,
+    /// Bytes the peer has read from its RMB.
+    pub(crate) tx_acked: u64,
+    /// The peer's consumer cursor as last received.
+    pub(crate) peer_cons_curs: Cursor,
+    /// Sequence number of our next CDC message.
+    pub(crate) tx_seq: u16,
+    /// Sequence number of the last CDC message taken from the peer.
+    pub(crate) rx_seq: Option<u16>,
+    /// The peer's connection state flags, accumulated.
+    pub(crate) peer_state: ConnStateFlags,
+    /// The peer's last producer flags.
+    pub(crate) peer_flags: ProducerFlags,
+    /// Flags we have sent (done writing, closed, abort).
+    pub(crate) sent_state: ConnStateFlags,
+    /// The connection cannot be used any more (link down, protocol error,
+    /// abort): `Some(errno)` for what calls report.
+    pub(crate) error: Option<Error>,
+}
+
+/// An SMC-R connection.
+#[pin_data]
+pub(crate) struct Conn {
+    /// Our token: the peer names this connection with it.
+    pub(crate) token: u32,
+    pub(crate) peer: PeerRmb,
+    /// Our receive buffer, registered for the peer's RDMA WRITEs.
+    pub(crate) rmb: Arc<RegisteredBuf>,
+    /// Our send buffer, read by the device.
+    pub(crate) sndbuf: Arc<RegisteredBuf>,
+    /// The clcsock, whose wait queue the socket's callers sleep on.
+    pub(crate) waker: ARef<TcpSock>,
+    /// The socket was closed: the link group frees the connection once the
+    /// peer can no longer write into its RMB.
+    orphaned: AtomicBool,
+    #[pin]
+    pub(crate) shared: SpinLockBh<ConnShared>,
+    /// The link group, dropped last: the memory regions above belong to
+    /// its protection domain.
+    pub(crate) lgr: Arc<LinkGroup>,
+}
+
+impl Conn {
+    /// A new connection on `lgr`.
+    pub(crate) fn new(
+        token: u32,
+        lgr: Arc<LinkGroup>,
+        peer: PeerRmb,
+        rmb: Arc<RegisteredBuf>,
+        sndbuf: Arc<RegisteredBuf>,
+        waker: ARef<TcpSock>,
+    ) -> Result<Arc<Conn>> {
+        Arc::pin_init(
+            try_pin_init!(Conn {
+                token,
+                lgr,
+                peer,
+                rmb,
+                sndbuf,
+                waker,
+                orphaned: AtomicBool::new(false),
+                shared <- new_spinlock_bh!(
+                    ConnShared {
+                        rx_prod: 0,
+                        rx_cons: 0,
+                        rx_cons_sent: 0,
+                        rx_prod_curs: Cursor::default(),
+                        tx_prod: 0,
+                        tx_fin: 0,
+                        tx_acked: 0,
+                        peer_cons_curs: Cursor::default(),
+                        tx_seq: 0,
+                        rx_seq: None,
+                        peer_state: ConnStateFlags::default(),
+                        peer_flags: ProducerFlags::default(),
+                        sent_state: ConnStateFlags::default(),
+                        error: None,
+                    },
+                    "Conn::shared"
+                ),
+            }? Error),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Size of our RMB.
+    pub(crate) fn rmb_size(&self) -> u32 {
+        self.rmb.buf().len() as u32
+    }
+
+    /// Size of our send buffer.
+    pub(crate) fn sndbuf_size(&self) -> u32 {
+        self.sndbuf.buf().len() as u32
+    }
+
+    /// Wakes whoever waits on the socket (readers, writers, pollers).
+    pub(crate) fn wake(&self) {
+        self.waker.wake_waiters();
+    }
+
+    /// The device completed the CDC message that covered the stream up to
+    /// `prod_total`: the send buffer below it is free.
+    pub(crate) fn tx_done(&self, prod_total: u64) {
+        let mut sh = self.shared.lock();
+        if prod_total > sh.tx_fin {
+            sh.tx_fin = prod_total;
+        }
+        drop(sh);
+        self.wake();
+    }
+
+    /// The socket let go of the connection.
+    pub(crate) fn orphan(&self) {
+        self.orphaned.store(true, Ordering::Release);
+    }
+
+    /// Closed by the socket, and the peer closed or the connection failed:
+    /// nothing can reach the buffers any more.
+    pub(crate) fn finished(&self) -> bool {
+        if !self.orphaned.load(Ordering::Acquire) {
+            return false;
+        }
+        let sh = self.shared.lock();
+        sh.error.is_some() || sh.peer_state.any_close()
+    }
+
+    /// The link under the connection failed.
+    pub(crate) fn abort_by_link(&self) {
+        let mut sh = self.shared.lock();
+        if sh.error.is_none() {
+            sh.error = Some(ECONNRESET.into());
+        }
+        drop(sh);
+        self.wake();
+    }
+}
+
+/// A cursor in a ring of `size` bytes for a byte count.
+pub(crate) fn cursor_of(total: u64, size: u32) -> Cursor {
+    let size = u64::from(size.max(1));
+    Cursor {
+        wrap: (total / size) as u16,
+        count: (total % size) as u32,
+    }
+}
+
+/// The connections of a link group, by token: a fixed table, so that
+/// adding and removing never allocates (the receive path looks here).
+pub(crate) struct ConnTable {
+    conns: [Option<Arc<Conn>>; CONNS_PER_LGR],
+}
+
+impl ConnTable {
+    pub(crate) fn new() -> Self {
+        ConnTable {
+            conns: [const { None }; CONNS_PER_LGR],
+        }
+    }
+
+    /// Adds a connection; its token must be new.
+    pub(crate) fn insert(&mut self, conn: Arc<Conn>) -> Result {
+        if self.conns.iter().flatten().any(|c| c.token == conn.token) {
+            return Err(EEXIST.into());
+        }
+        let free = self.conns.iter_mut().find(|c| c.is_none()).ok_or(ENOSPC)?;
+        *free = Some(conn);
+        Ok(())
+    }
+
+    /// Takes the connection with `token` out; the caller drops it in
+    /// process context.
+    pub(crate) fn remove(&mut self, token: u32) -> Option<Arc<Conn>> {
+        self.conns
+            .iter_mut()
+            .find(|c| c.as_ref().is_some_and(|c| c.token == token))?
+            .take()
+    }
+
+    /// Runs `f` on the connection with `token`, if there is one.
+    pub(crate) fn with(&self, token: u32, f: impl FnOnce(&Conn)) -> bool {
+        match self.conns.iter().flatten().find(|c| c.token == token) {
+            Some(c) => {
+                f(c);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Takes out the connections that are [`finished`](Conn::finished),
+    /// into `out` (to be dropped in process context).
+    pub(crate) fn take_finished(&mut self, out: &mut [Option<Arc<Conn>>]) -> usize {
+        let mut n = 0;
+        for slot in self.conns.iter_mut() {
+            if n == out.len() {
+                break;
+            }
+            if slot.as_ref().is_some_and(|c| c.finished()) {
+                if let Some(dst) = out.get_mut(n) {
+                    *dst = slot.take();
+                    n += 1;
+                }
+            }
+        }
+        n
+    }
+
+    /// Runs `f` on every connection.
+    pub(crate) fn for_each(&self, mut f: impl FnMut(&Conn)) {
+        for c in self.conns.iter().flatten() {
+            f(c);
+        }
+    }
+}

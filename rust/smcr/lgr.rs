@@ -1,0 +1,635 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A link group and its link: the queue pair to the peer, the send and
+//! receive slots of its control messages, and the dispatch of their
+//! completions.
+//!
+//! A link group has one link for now (one RDMA device per side, as rxe
+//! gives); the structure keeps the link's parts apart so that a second
+//! link can join later.
+//!
+//! Lifetime: the queue pair holds an `Arc` of its link group (its
+//! completion handler), and the link group holds the queue pair. The cycle
+//! ends in [`LinkGroup::terminate`], which every owner calls once: it takes
+//! the queue pair out and drops it, which waits for every posted work
+//! request to complete.
+
+use super::conn::{Conn, ConnTable};
+use crate::ib::SmcrV2Device;
+use crate::sys::ib::buf::DmaBuf;
+use crate::sys::ib::cq::Cq;
+use crate::sys::ib::mr::{MrAccess, RegisteredBuf};
+use crate::sys::ib::pd::Pd;
+use crate::sys::ib::qp::{Init, Qp, QpCaps, QpState, RtrParams, Rts};
+use crate::sys::ib::wr::QpHandler;
+use crate::sys::ib::wr::{QpEvent, Sge, WcStatus};
+use crate::sys::print::smc_dbg;
+use crate::sys::sync::{new_spinlock_bh, SpinLockBh};
+use crate::sys::errno::{EAGAIN, ENOLINK, ETIMEDOUT};
+use crate::wire::llc::LLC_LEN;
+use core::sync::atomic::{AtomicU32, AtomicU8, Ordering};
+use kernel::prelude::*;
+use kernel::sync::{new_condvar, Arc, CondVar};
+
+/// Bytes of a control message buffer (upstream's work request buffer).
+pub(crate) const WR_BUF_SIZE: usize = 48;
+/// Bytes of the buffer that receives long SMC-Rv2 LLC messages.
+const WR_BUF_V2_SIZE: usize = 8192;
+/// Control message send slots per link.
+pub(crate) const TX_SLOTS: u32 = 16;
+/// Receive slots per link.
+const RX_SLOTS: u32 = 48;
+/// Work requests one send slot may post: two RDMA WRITEs (a write that
+/// wraps the peer's ring) and the message.
+const WR_PER_SLOT: u32 = 3;
+/// How long a sender waits for a free slot, in jiffies (upstream: 10 s).
+const SLOT_WAIT_MS: u32 = 10_000;
+/// The queue pair's own buffers: control message sends, receives, and
+/// the tail of long v2 messages.
+const TX_BUFS: usize = 0;
+const RX_BUFS: usize = 1;
+const RX_V2_BUF: usize = 2;
+/// How many received LLC requests wait for the process that expects them.
+const LLC_INBOX: usize = 4;
+
+/// Who made the link group.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Role {
+    /// We connected: the server's CONFIRM LINK comes to us. (The server
+    /// side of SMC-R is not there yet.)
+    Client,
+}
+
+/// Where the link is in its life.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(u8)]
+pub(crate) enum LinkState {
+    /// Being set up: the CLC and LLC handshakes run.
+    Activating = 0,
+    /// Carrying connections.
+    Active = 1,
+    /// Failed or deleted: nothing is posted any more.
+    Down = 2,
+}
+
+/// The queue pair as the link moves it towards RTS.
+enum LinkQp {
+    /// Not created, or taken out by `terminate`.
+    None,
+    /// Created; receives may be posted.
+    Init(Qp<Init, LinkGroup>),
+    /// Ready to send.
+    Rts(Qp<Rts, LinkGroup>),
+}
+
+/// What a send slot was used for, for its completion.
+#[derive(Clone, Copy, Default)]
+struct SlotUse {
+    /// The connection whose CDC message the slot carried (0: none).
+    token: u32,
+    /// How many bytes of that connection's stream the message covered.
+    prod_total: u64,
+}
+
+/// The send slots: which are busy and what for.
+struct TxSlots {
+    busy: u64,
+    uses: [SlotUse; TX_SLOTS as usize],
+}
+
+/// Received LLC requests waiting for the process that runs a handshake.
+struct LlcInbox {
+    msgs: [Option<[u8; LLC_LEN]>; LLC_INBOX],
+    /// A memory registration completed (`Some(ok)`).
+    reg_done: Option<bool>,
+}
+
+/// What the link knows about the peer's end of it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PeerLink {
+    /// The peer's system id.
+    pub(crate) systemid: [u8; 8],
+    /// GID of the peer's RoCE port.
+    pub(crate) gid: [u8; 16],
+    /// MAC to send to (the peer's, or the next hop's behind a gateway).
+    pub(crate) mac: [u8; 6],
+    /// The peer's queue pair number.
+    pub(crate) qpn: u32,
+    /// The peer's first packet sequence number.
+    pub(crate) psn: u32,
+    /// The peer's MTU (`enum ib_mtu`).
+    pub(crate) mtu: u8,
+}
+
+/// A link group with its single link.
+#[pin_data]
+pub(crate) struct LinkGroup {
+    /// Link group id (chosen by the server).
+    pub(crate) id: [u8; 4],
+    pub(crate) role: Role,
+    /// The device, port and GID the link uses.
+    pub(crate) dev: SmcrV2Device,
+    /// Our first packet sequence number.
+    pub(crate) psn: u32,
+    pub(crate) peer: PeerLink,
+    /// The link number the server gave.
+    link_num: AtomicU8,
+    state: AtomicU8,
+    pd: Arc<Pd>,
+    send_cq: Arc<Cq>,
+    recv_cq: Arc<Cq>,
+    /// Largest message the device sends inline (0: none).
+    max_inline: AtomicU32,
+    #[pin]
+    qp: SpinLockBh<LinkQp>,
+    #[pin]
+    tx: SpinLockBh<TxSlots>,
+    #[pin]
+    tx_wait: CondVar,
+    #[pin]
+    llc: SpinLockBh<LlcInbox>,
+    #[pin]
+    llc_wait: CondVar,
+    /// The connections on the link group, by token.
+    #[pin]
+    pub(crate) conns: SpinLockBh<ConnTable>,
+}
+
+impl LinkGroup {
+    /// Creates a link group towards `peer` on `dev`, with its queue pair in
+    /// INIT and every receive posted. The caller must end it with
+    /// [`terminate`](Self::terminate).
+    pub(crate) fn new(
+        role: Role,
+        id: [u8; 4],
+        dev: SmcrV2Device,
+        peer: PeerLink,
+    ) -> Result<Arc<Self>> {
+        let ibdev = dev.device.ib();
+        let pd = Pd::new(ibdev)?;
+        let send_cq = Cq::new(ibdev, TX_SLOTS * WR_PER_SLOT + 2, 0)?;
+        let recv_cq = Cq::new(ibdev, RX_SLOTS + 1, 0)?;
+        // The queue pair owns its control message buffers: sends from a
+        // buffer (devices without inline data), one receive buffer per
+        // slot, and the tail of long SMC-Rv2 LLC messages.
+        let mut bufs = KVec::with_capacity(3, GFP_KERNEL)?;
+        bufs.push(DmaBuf::new(ibdev, 4096)?, GFP_KERNEL)?;
+        bufs.push(DmaBuf::new(ibdev, 4096)?, GFP_KERNEL)?;
+        bufs.push(DmaBuf::new(ibdev, WR_BUF_V2_SIZE)?, GFP_KERNEL)?;
+        let mut psn_bytes = [0u8; 4];
+        crate::sys::random::fill(&mut psn_bytes);
+        let psn = u32::from_ne_bytes(psn_bytes) & 0x00ff_ffff;
+        let lgr = Arc::pin_init(
+            try_pin_init!(LinkGroup {
+                id,
+                role,
+                dev,
+                psn,
+                peer,
+                link_num: AtomicU8::new(0),
+                state: AtomicU8::new(LinkState::Activating as u8),
+                pd,
+                send_cq,
+                recv_cq,
+                max_inline: AtomicU32::new(0),
+                qp <- new_spinlock_bh!(LinkQp::None, "LinkGroup::qp"),
+                tx <- new_spinlock_bh!(
+                    TxSlots {
+                        busy: 0,
+                        uses: [SlotUse::default(); TX_SLOTS as usize],
+                    },
+                    "LinkGroup::tx"
+                ),
+                tx_wait <- new_condvar!("LinkGroup::tx_wait"),
+                llc <- new_spinlock_bh!(
+                    LlcInbox {
+                        msgs: [None; LLC_INBOX],
+                        reg_done: None,
+                    },
+                    "LinkGroup::llc"
+                ),
+                llc_wait <- new_condvar!("LinkGroup::llc_wait"),
+                conns <- new_spinlock_bh!(ConnTable::new(), "LinkGroup::conns"),
+            }? Error),
+            GFP_KERNEL,
+        )?;
+        let caps = QpCaps {
+            max_send_wr: TX_SLOTS * WR_PER_SLOT,
+            max_recv_wr: RX_SLOTS,
+            max_send_sge: 2,
+            max_recv_sge: 2,
+            max_inline_data: WR_BUF_SIZE as u32,
+        };
+        let qp = match Qp::create(
+            &lgr.pd,
+            &lgr.send_cq,
+            &lgr.recv_cq,
+            caps,
+            lgr.dev.port,
+            lgr.clone(),
+            bufs,
+        ) {
+            Ok(qp) => qp,
+            Err(e) => return Err(e),
+        };
+        let granted = qp.caps();
+        lgr.max_inline
+            .store(granted.max_inline_data, Ordering::Relaxed);
+        let mut result = Ok(());
+        for slot in 0..RX_SLOTS.min(granted.max_recv_wr) {
+            result = lgr.post_recv_slot(&qp, slot, granted.max_recv_sge >= 2);
+            if result.is_err() {
+                break;
+            }
+        }
+        *lgr.qp.lock() = LinkQp::Init(qp);
+        if let Err(e) = result {
+            lgr.terminate();
+            return Err(e);
+        }
+        Ok(lgr)
+    }
+
+    /// Posts receive slot `slot`: its 48-byte buffer, and the v2 buffer's
+    /// tail for longer messages.
+    fn post_recv_slot<S: QpState>(&self, qp: &Qp<S, LinkGroup>, slot: u32, with_v2: bool) -> Result {
+        let off = slot as usize * 64;
+        let head = qp
+            .local_sge(RX_BUFS, off, WR_BUF_SIZE as u32)
+            .ok_or(ENOLINK)?;
+        if with_v2 {
+            let tail = qp
+                .local_sge(RX_V2_BUF, WR_BUF_SIZE, (WR_BUF_V2_SIZE - WR_BUF_SIZE) as u32)
+                .ok_or(ENOLINK)?;
+            qp.post_recv(slot, &[head, tail])
+        } else {
+            qp.post_recv(slot, &[head])
+        }
+    }
+
+    /// Our queue pair number.
+    pub(crate) fn qpn(&self) -> u32 {
+        match &*self.qp.lock() {
+            LinkQp::Init(qp) => qp.qpn(),
+            LinkQp::Rts(qp) => qp.qpn(),
+            LinkQp::None => 0,
+        }
+    }
+
+    /// Our MTU for the CLC messages (`enum ib_mtu`).
+    pub(crate) fn mtu(&self) -> u8 {
+        self.dev.path_mtu as u8
+    }
+
+    /// The link's state.
+    pub(crate) fn state(&self) -> LinkState {
+        match self.state.load(Ordering::Acquire) {
+            0 => LinkState::Activating,
+            1 => LinkState::Active,
+            _ => LinkState::Down,
+        }
+    }
+
+    /// Marks the link active, with the link number the server gave.
+    pub(crate) fn set_active(&self, link_num: u8) {
+        self.link_num.store(link_num, Ordering::Relaxed);
+        let _ = self.state.compare_exchange(
+            LinkState::Activating as u8,
+            LinkState::Active as u8,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        );
+    }
+
+    /// Moves the queue pair to RTR and then RTS towards the peer.
+    pub(crate) fn connect_qp(&self) -> Result {
+        let params = RtrParams {
+            path_mtu: u32::from(self.mtu().min(self.peer.mtu)),
+            dest_qpn: self.peer.qpn,
+            rq_psn: self.peer.psn,
+            sgid_index: self.dev.gid_index as u8,
+            dgid: self.peer.gid,
+            dmac: if self.dev.uses_gateway {
+                self.dev.nexthop_mac
+            } else {
+                self.peer.mac
+            },
+            hop_limit: if self.dev.uses_gateway { 64 } else { 1 },
+        };
+        // Modifying a queue pair may sleep: it is taken out meanwhile. The
+        // peer does not know our queue pair yet, so nothing arrives on it.
+        let taken = core::mem::replace(&mut *self.qp.lock(), LinkQp::None);
+        let LinkQp::Init(qp) = taken else {
+            *self.qp.lock() = taken;
+            return Err(ENOLINK.into());
+        };
+        let rts = qp.into_rtr(&params)?.into_rts(self.psn)?;
+        *self.qp.lock() = LinkQp::Rts(rts);
+        Ok(())
+    }
+
+    /// Runs `f` on the queue pair if it is ready to send.
+    fn with_rts<R>(&self, f: impl FnOnce(&Qp<Rts, LinkGroup>) -> Result<R>) -> Result<R> {
+        if self.state() == LinkState::Down {
+            return Err(ENOLINK.into());
+        }
+        match &*self.qp.lock() {
+            LinkQp::Rts(qp) => f(qp),
+            _ => Err(ENOLINK.into()),
+        }
+    }
+
+    /// Takes a free send slot, waiting for one up to 10 seconds; `None`
+    /// when the link went down or the time is up.
+    pub(crate) fn get_slot(&self) -> Result<u32> {
+        let mut left = kernel::time::msecs_to_jiffies(SLOT_WAIT_MS) as _;
+        let mut tx = self.tx.lock();
+        loop {
+            if self.state() == LinkState::Down {
+                return Err(ENOLINK.into());
+            }
+            let free = !tx.busy & ((1u64 << TX_SLOTS) - 1);
+            if free != 0 {
+                let slot = free.trailing_zeros();
+                tx.busy |= 1 << slot;
+                if let Some(u) = tx.uses.get_mut(slot as usize) {
+                    *u = SlotUse::default();
+                }
+                return Ok(slot);
+            }
+            if left == 0 {
+                return Err(ETIMEDOUT.into());
+            }
+            left = match self.tx_wait.wait_interruptible_timeout(&mut tx, left) {
+                kernel::sync::CondVarTimeoutResult::Timeout => 0,
+                kernel::sync::CondVarTimeoutResult::Woken { jiffies } => jiffies,
+                kernel::sync::CondVarTimeoutResult::Signal { .. } => {
+                    return Err(kernel::error::code::ERESTARTSYS)
+                }
+            };
+        }
+    }
+
+    /// Takes a free send slot if there is one now (any context).
+    pub(crate) fn try_get_slot(&self) -> Result<u32> {
+        if self.state() == LinkState::Down {
+            return Err(ENOLINK.into());
+        }
+        let mut tx = self.tx.lock();
+        let free = !tx.busy & ((1u64 << TX_SLOTS) - 1);
+        if free == 0 {
+            return Err(EAGAIN.into());
+        }
+        let slot = free.trailing_zeros();
+        tx.busy |= 1 << slot;
+        if let Some(u) = tx.uses.get_mut(slot as usize) {
+            *u = SlotUse::default();
+        }
+        Ok(slot)
+    }
+
+    /// Gives a slot back without having posted on it.
+    pub(crate) fn put_slot(&self, slot: u32) {
+        let mut tx = self.tx.lock();
+        tx.busy &= !(1u64 << (slot % TX_SLOTS));
+        drop(tx);
+        self.tx_wait.notify_one();
+    }
+
+    /// Notes that `slot` carries connection `token`'s CDC message covering
+    /// its stream up to `prod_total`.
+    pub(crate) fn slot_for_conn(&self, slot: u32, token: u32, prod_total: u64) {
+        if let Some(u) = self.tx.lock().uses.get_mut(slot as usize) {
+            *u = SlotUse { token, prod_total };
+        }
+    }
+
+    /// Sends a control message (LLC or CDC, at most 48 bytes) on `slot`.
+    pub(crate) fn post_msg(&self, slot: u32, msg: &[u8]) -> Result {
+        let wr = slot * WR_PER_SLOT + 2;
+        let inline = msg.len() as u32 <= self.max_inline.load(Ordering::Relaxed);
+        self.with_rts(|qp| {
+            if inline {
+                qp.post_send_inline(wr, msg, true, true)
+            } else {
+                let off = slot as usize * 64;
+                qp.local_buf(TX_BUFS).ok_or(ENOLINK)?.write(off, msg)?;
+                let sge = qp
+                    .local_sge(TX_BUFS, off, msg.len() as u32)
+                    .ok_or(ENOLINK)?;
+                qp.post_send(wr, sge, true, true)
+            }
+        })
+    }
+
+    /// RDMA-WRITEs `sges` (at most two) to the peer's `remote_addr` under
+    /// `rkey`, as part of slot `slot`'s message; unsignalled: the message
+    /// posted after it reports both.
+    pub(crate) fn post_write(
+        &self,
+        slot: u32,
+        part: u32,
+        sge: Sge<'_>,
+        remote_addr: u64,
+        rkey: u32,
+    ) -> Result {
+        let wr = slot * WR_PER_SLOT + part.min(1);
+        self.with_rts(|qp| qp.post_rdma_write(wr, &[sge], remote_addr, rkey, false))
+    }
+
+    /// The protection domain, for memory regions of this link group.
+    pub(crate) fn pd(&self) -> &Arc<Pd> {
+        &self.pd
+    }
+
+    /// Sends one LLC message, waiting for a slot.
+    pub(crate) fn send_llc(&self, msg: &[u8]) -> Result {
+        let slot = self.get_slot()?;
+        let r = self.post_msg(slot, msg);
+        if r.is_err() {
+            self.put_slot(slot);
+        }
+        r
+    }
+
+    /// Registers `mr` on the link and waits for the device to confirm.
+    pub(crate) fn register_mr(&self, mr: &Arc<RegisteredBuf>, access: MrAccess) -> Result {
+        self.llc.lock().reg_done = None;
+        self.with_rts(|qp| qp.post_reg_mr(mr, access))?;
+        let mut left = kernel::time::msecs_to_jiffies(SLOT_WAIT_MS) as _;
+        let mut inbox = self.llc.lock();
+        loop {
+            match inbox.reg_done {
+                Some(true) => return Ok(()),
+                Some(false) => return Err(ENOLINK.into()),
+                None => {}
+            }
+            if left == 0 || self.state() == LinkState::Down {
+                return Err(ETIMEDOUT.into());
+            }
+            left = match self.llc_wait.wait_interruptible_timeout(&mut inbox, left) {
+                kernel::sync::CondVarTimeoutResult::Woken { jiffies } => jiffies,
+                _ => 0,
+            };
+        }
+    }
+
+    /// Waits up to `ms` milliseconds for an LLC request that `pick`
+    /// accepts, and takes it.
+    pub(crate) fn wait_llc(&self, ms: u32, pick: impl Fn(&[u8]) -> bool) -> Option<[u8; LLC_LEN]> {
+        let mut left = kernel::time::msecs_to_jiffies(ms) as _;
+        let mut inbox = self.llc.lock();
+        loop {
+            let found = inbox
+                .msgs
+                .iter_mut()
+                .find(|m| m.as_ref().is_some_and(|b| pick(b)));
+            if let Some(m) = found {
+                return m.take();
+            }
+            if left == 0 || self.state() == LinkState::Down {
+                return None;
+            }
+            left = match self.llc_wait.wait_interruptible_timeout(&mut inbox, left) {
+                kernel::sync::CondVarTimeoutResult::Woken { jiffies } => jiffies,
+                _ => 0,
+            };
+        }
+    }
+
+    /// Keeps an LLC request for a waiting handshake.
+    pub(crate) fn queue_llc(&self, msg: &[u8; LLC_LEN]) {
+        let mut inbox = self.llc.lock();
+        if let Some(free) = inbox.msgs.iter_mut().find(|m| m.is_none()) {
+            *free = Some(*msg);
+        }
+        drop(inbox);
+        self.llc_wait.notify_all();
+    }
+
+    /// Marks the link down: nothing is posted any more, connections are
+    /// aborted, waiters wake up. Safe in any context.
+    pub(crate) fn link_down(&self) {
+        if self.state.swap(LinkState::Down as u8, Ordering::AcqRel) == LinkState::Down as u8 {
+            return;
+        }
+        smc_dbg!("lgr: link down");
+        self.conns.lock().for_each(|c| c.abort_by_link());
+        self.tx_wait.notify_all();
+        self.llc_wait.notify_all();
+    }
+
+    /// Ends the link group: the link goes down, the queue pair is drained
+    /// and destroyed (which sleeps), which lets the link group go.
+    pub(crate) fn terminate(&self) {
+        self.link_down();
+        let qp = core::mem::replace(&mut *self.qp.lock(), LinkQp::None);
+        drop(qp);
+    }
+
+    /// Frees the connections that are closed on both sides (process
+    /// context: their memory regions are deregistered here).
+    pub(crate) fn reap(&self) {
+        loop {
+            let mut out: [Option<Arc<Conn>>; 16] = [const { None }; 16];
+            let n = self.conns.lock().take_finished(&mut out);
+            drop(out);
+            if n < 16 {
+                break;
+            }
+        }
+    }
+}
+
+impl QpHandler for LinkGroup {
+    fn send_done(&self, wr: u32, status: WcStatus) {
+        let slot = wr / WR_PER_SLOT;
+        if slot >= TX_SLOTS {
+            return;
+        }
+        let used = {
+            let mut tx = self.tx.lock();
+            let used = tx.uses.get(slot as usize).copied().unwrap_or_default();
+            tx.busy &= !(1u64 << slot);
+            used
+        };
+        self.tx_wait.notify_one();
+        if status != WcStatus::Success {
+            smc_dbg!("lgr: send completion error {:?}", status);
+            self.link_down();
+            return;
+        }
+        if used.token != 0 {
+            self.conns
+                .lock()
+                .with(used.token, |c| c.tx_done(used.prod_total));
+        }
+    }
+
+    fn recv_done(&self, slot: u32, byte_len: u32, status: WcStatus) {
+        if status != WcStatus::Success {
+            if status != WcStatus::Flushed {
+                smc_dbg!("lgr: receive completion error {:?}", status);
+            }
+            self.link_down();
+            return;
+        }
+        let mut msg = [0u8; LLC_LEN];
+        // The slot is free again as soon as its bytes are copied.
+        let (n, reposted) = match &*self.qp.lock() {
+            LinkQp::Init(qp) => (
+                read_rx(qp, slot, byte_len as usize, &mut msg),
+                self.post_recv_slot(qp, slot, true),
+            ),
+            LinkQp::Rts(qp) => (
+                read_rx(qp, slot, byte_len as usize, &mut msg),
+                self.post_recv_slot(qp, slot, true),
+            ),
+            LinkQp::None => (0, Ok(())),
+        };
+        if reposted.is_err() {
+            self.link_down();
+            return;
+        }
+        let Some(msg) = msg.get(..n) else { return };
+        if msg.first() == Some(&crate::wire::cdc::CDC_MSG_TYPE) {
+            super::cdc::received(self, msg);
+        } else {
+            super::llc::received(self, msg, byte_len as usize);
+        }
+    }
+
+    fn reg_done(&self, status: WcStatus) {
+        self.llc.lock().reg_done = Some(status == WcStatus::Success);
+        self.llc_wait.notify_all();
+    }
+
+    fn async_event(&self, ev: QpEvent) {
+        smc_dbg!("lgr: queue pair event {:?}", ev);
+        if matches!(ev, QpEvent::Fatal | QpEvent::AccessError) {
+            self.link_down();
+        }
+    }
+}
+
+/// Copies received message `slot` (`len` bytes) out of the receive
+/// buffers into `out`; returns how many bytes were copied.
+fn read_rx<S: QpState>(qp: &Qp<S, LinkGroup>, slot: u32, len: usize, out: &mut [u8]) -> usize {
+    let n = len.min(out.len());
+    let head = n.min(WR_BUF_SIZE);
+    let Some((first, rest)) = out.split_at_mut_checked(head) else {
+        return 0;
+    };
+    if qp.local_buf(RX_BUFS).map_or(true, |b| b.read(slot as usize * 64, first).is_err()) {
+        return 0;
+    }
+    if n > head {
+        let Some(rest) = rest.get_mut(..n - head) else {
+            return head;
+        };
+        if qp.local_buf(RX_V2_BUF).map_or(true, |b| b.read(WR_BUF_SIZE, rest).is_err()) {
+            return head;
+        }
+    }
+    n
+}

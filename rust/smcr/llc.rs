@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! LLC messages on a link: the CONFIRM LINK handshake that makes a new
+//! link usable, TEST LINK answered at once, DELETE LINK taking the link
+//! down. Malformed or unknown messages are dropped and the link stays up,
+//! as upstream does.
+
+use super::lgr::LinkGroup;
+use crate::sys::errno::{EPROTO, ETIMEDOUT};
+use crate::sys::print::smc_dbg;
+use crate::wire::llc::{ConfirmLink, DeleteLink, LlcMessage, LlcVersion, TestLink, LLC_LEN};
+use kernel::prelude::*;
+
+/// Takes an LLC message the peer sent (softirq). `msg` holds the first
+/// bytes, `len` is how long the message was on the wire.
+pub(crate) fn received(lgr: &LinkGroup, msg: &[u8], len: usize) {
+    let parsed = match LlcMessage::parse(msg) {
+        Ok(m) => m,
+        Err(e) => {
+            smc_dbg!("llc: message of {} bytes dropped ({:?})", len, e);
+            return;
+        }
+    };
+    match parsed {
+        LlcMessage::ConfirmLink(_) => {
+            let mut copy = [0u8; LLC_LEN];
+            if let Some(src) = msg.get(..LLC_LEN) {
+                copy.copy_from_slice(src);
+                lgr.queue_llc(&copy);
+            }
+        }
+        LlcMessage::TestLink(t) if !t.resp => {
+            let answer = TestLink {
+                version: t.version,
+                resp: true,
+                user_data: t.user_data,
+            };
+            let mut buf = [0u8; LLC_LEN];
+            if answer.encode(&mut buf).is_ok() {
+                if let Ok(slot) = lgr.try_get_slot() {
+                    if lgr.post_msg(slot, &buf).is_err() {
+                        lgr.put_slot(slot);
+                    }
+                }
+            }
+        }
+        LlcMessage::DeleteLink(d) if !d.resp => {
+            smc_dbg!("llc: peer deletes the link (reason {:#x})", d.reason);
+            lgr.link_down();
+        }
+        other => {
+            smc_dbg!("llc: {:?} not handled", other.kind());
+        }
+    }
+}
+
+/// The LLC version a link group speaks.
+pub(crate) fn version(_lgr: &LinkGroup) -> LlcVersion {
+    LlcVersion::V2
+}
+
+/// Client side of the first link's confirmation: waits for the server's
+/// CONFIRM LINK request, checks it names the peer we agreed on in CLC, and
+/// answers. Returns the link number the server gave.
+pub(crate) fn client_confirm_link(lgr: &LinkGroup, link_uid: [u8; 4]) -> Result<u8> {
+    // Twice the server's wait, as upstream's client does.
+    let msg = lgr
+        .wait_llc(4000, |m| {
+            matches!(LlcMessage::parse(m), Ok(LlcMessage::ConfirmLink(c)) if !c.resp)
+        })
+        .ok_or(ETIMEDOUT)?;
+    let Ok(LlcMessage::ConfirmLink(req)) = LlcMessage::parse(&msg) else {
+        return Err(EPROTO.into());
+    };
+    if req.sender_qpn != lgr.peer.qpn || req.sender_gid != lgr.peer.gid || !req.no_rmbe_eyec {
+        smc_dbg!("llc: CONFIRM LINK does not match the CLC peer");
+        return Err(EPROTO.into());
+    }
+    let resp = ConfirmLink {
+        version: version(lgr),
+        resp: true,
+        no_rmbe_eyec: true,
+        sender_mac: lgr.dev.mac,
+        sender_gid: lgr.dev.gid,
+        sender_qpn: lgr.qpn(),
+        link_num: req.link_num,
+        link_uid,
+        max_links: req.max_links,
+        max_conns: req.max_conns,
+    };
+    let mut buf = [0u8; LLC_LEN];
+    resp.encode(&mut buf).map_err(|_| EPROTO)?;
+    lgr.send_llc(&buf)?;
+    Ok(req.link_num)
+}
+
+/// Tells the peer the link group ends (orderly), best effort.
+pub(crate) fn send_delete_all(lgr: &LinkGroup) {
+    let msg = DeleteLink {
+        version: version(lgr),
+        resp: false,
+        all: true,
+        orderly: true,
+        link_num: 0,
+        reason: crate::wire::llc::DEL_PROG_INIT_TERM,
+    };
+    let mut buf = [0u8; LLC_LEN];
+    if msg.encode(&mut buf).is_ok() {
+        let _ = lgr.send_llc(&buf);
+    }
+}

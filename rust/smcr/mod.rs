@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! SMC-R: link groups over an RDMA device, the LLC messages that keep them,
+//! connections with their buffers, and the data path (RDMA WRITE into the
+//! peer's RMB, CDC messages with the cursors).
+//!
+//! Floors, bottom up: [`lgr`] (a link group with its one link: queue pair,
+//! work request slots, completion dispatch), [`llc`] (link-level control),
+//! [`conn`] (a connection's buffers and cursors), [`cdc`] (cursor
+//! messages, both ways), [`tx`] and [`rx`] (what `send` and `recv` do),
+//! [`setup`] (the client side of the CLC handshake that creates them).
+
+pub(crate) mod cdc;
+pub(crate) mod conn;
+pub(crate) mod lgr;
+pub(crate) mod llc;
+pub(crate) mod rx;
+pub(crate) mod setup;
+pub(crate) mod tx;

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Receiving on an SMC-R connection: the peer's bytes are in our RMB
+//! between our consumer cursor and the peer's producer cursor; reading
+//! copies them out and moves the consumer cursor, which goes back to the
+//! peer in a CDC message once enough room was freed (not after every read).
+
+use super::cdc;
+use super::conn::Conn;
+use crate::sys::args::MsgHdr;
+use crate::sys::errno::EAGAIN;
+use kernel::prelude::*;
+
+/// What a reader finds.
+enum Avail {
+    /// Bytes to read.
+    Bytes(u64),
+    /// The peer will send no more: end of stream.
+    Eof,
+    /// Nothing yet.
+    Empty,
+}
+
+fn avail(conn: &Conn) -> Result<Avail> {
+    let sh = conn.shared.lock();
+    let n = sh.rx_prod.saturating_sub(sh.rx_cons);
+    if n > 0 {
+        return Ok(Avail::Bytes(n));
+    }
+    if let Some(e) = sh.error {
+        return Err(e);
+    }
+    if sh.peer_state.peer_done_writing || sh.peer_state.peer_conn_closed {
+        return Ok(Avail::Eof);
+    }
+    Ok(Avail::Empty)
+}
+
+/// The consumer cursor goes back to the peer when this much was read since
+/// the last update: a tenth of the RMB, at most about 2 KiB (upstream's
+/// window update limit), or at once when the peer waits for room.
+fn update_due(conn: &Conn) -> bool {
+    let sh = conn.shared.lock();
+    let limit = u64::from((conn.rmb_size() / 10).min(2304));
+    let unsent = sh.rx_cons - sh.rx_cons_sent;
+    unsent > 0 && (unsent >= limit || sh.peer_flags.write_blocked || sh.peer_flags.cons_curs_upd_req)
+}
+
+/// Reads up to `len` bytes into `msg`. `peek` leaves them; `waitall`
+/// waits for all of them (unless the stream ends or fails).
+pub(crate) fn recv(
+    conn: &Conn,
+    msg: &mut MsgHdr<'_>,
+    len: usize,
+    nonblock: bool,
+    peek: bool,
+    waitall: bool,
+    mut wait: impl FnMut(&dyn Fn() -> bool) -> Result,
+) -> Result<usize> {
+    let mut got = 0usize;
+    while got < len {
+        let n = match avail(conn) {
+            Ok(Avail::Bytes(n)) => n,
+            Ok(Avail::Eof) => break,
+            Err(e) if got == 0 => return Err(e),
+            Err(_) => break,
+            Ok(Avail::Empty) => {
+                if got > 0 && !waitall {
+                    break;
+                }
+                if nonblock {
+                    if got == 0 {
+                        return Err(EAGAIN.into());
+                    }
+                    break;
+                }
+                let ready = || !matches!(avail(conn), Ok(Avail::Empty));
+                match wait(&ready) {
+                    Ok(()) => continue,
+                    Err(e) if got == 0 => return Err(e),
+                    Err(_) => break,
+                }
+            }
+        };
+        let want = ((len - got) as u64).min(n) as usize;
+        let size = conn.rmb_size() as usize;
+        let start = conn.shared.lock().rx_cons + if peek { got as u64 } else { 0 };
+        let off = (start % size as u64) as usize;
+        let first = want.min(size - off);
+        let mut copied = conn.rmb.buf().drain_to_msg(off, first, msg)?;
+        if copied == first && want > first {
+            copied += conn.rmb.buf().drain_to_msg(0, want - first, msg)?;
+        }
+        got += copied;
+        if peek {
+            if copied < want || got as u64 >= n {
+                break;
+            }
+            continue;
+        }
+        conn.shared.lock().rx_cons += copied as u64;
+        if copied < want {
+            break;
+        }
+        if update_due(conn) {
+            cdc::send(conn, |_| {})?;
+        }
+    }
+    Ok(got)
+}
+
+/// Whether a read would not block (poll's `EPOLLIN`), and whether the peer
+/// hung up (`EPOLLRDHUP`).
+pub(crate) fn readable(conn: &Conn) -> (bool, bool) {
+    match avail(conn) {
+        Ok(Avail::Bytes(_)) => (true, false),
+        Ok(Avail::Eof) => (true, true),
+        Err(_) => (true, true),
+        Ok(Avail::Empty) => (false, false),
+    }
+}

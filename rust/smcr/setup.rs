@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Making an SMC-R connection once the CLC Accept arrived (client): find or
+//! create the link group, create the connection's buffers, bring the link
+//! up, and build the CLC Confirm that tells the server where our RMB is.
+//!
+//! Link groups are kept in a registry so that later connections to the same
+//! peer reuse them, as the server decides (first contact or not).
+
+use super::conn::{Conn, PeerRmb};
+use super::lgr::{LinkGroup, LinkState, PeerLink, Role};
+use super::llc;
+use crate::ib::SmcrV2Device;
+use crate::sys::errno::ENOSPC;
+use crate::sys::ib::buf::DmaBuf;
+use crate::sys::ib::mr::{MrAccess, RegisteredBuf};
+use crate::sys::print::smc_dbg;
+use crate::sys::random;
+use crate::sys::tcp::TcpSock;
+use crate::wire::bufsize;
+use crate::wire::clc::{DeclineReason, GidList, SmcrAcceptConfirm};
+use core::sync::atomic::{AtomicU32, Ordering};
+use kernel::prelude::*;
+use kernel::sync::{new_mutex, Arc, Mutex};
+use kernel::types::ARef;
+
+/// Size of a new connection's RMB (upstream's default `net.smc.rmem`).
+pub(crate) const DEFAULT_RMB_SIZE: u32 = 65536;
+/// Decline codes of the connection setup (upstream's numbers).
+const DECL_MEM: u32 = 0x0101_0000;
+const DECL_NOSRVLINK: u32 = 0x030b_0000;
+const DECL_ERR_RDYLNK: u32 = 0x0999_0002;
+const DECL_ERR_REGBUF: u32 = 0x0999_0003;
+/// Link groups kept at once.
+const MAX_LGRS: usize = 64;
+
+/// The link groups of this host.
+#[pin_data]
+pub(crate) struct LgrRegistry {
+    #[pin]
+    lgrs: Mutex<[Option<Arc<LinkGroup>>; MAX_LGRS]>,
+}
+
+impl LgrRegistry {
+    pub(crate) fn new() -> impl PinInit<Self> {
+        pin_init!(LgrRegistry {
+            lgrs <- new_mutex!([const { None }; MAX_LGRS], "LgrRegistry::lgrs"),
+        })
+    }
+
+    /// A live client link group to the peer the server named in its Accept.
+    fn find_client(&self, a: &SmcrAcceptConfirm) -> Option<Arc<LinkGroup>> {
+        let lgrs = self.lgrs.lock();
+        lgrs.iter()
+            .flatten()
+            .find(|l| {
+                l.role == Role::Client
+                    && l.state() == LinkState::Active
+                    && l.peer.qpn == a.qpn
+                    && l.peer.gid == a.local.gid
+                    && l.peer.systemid == a.local.peer_id
+            })
+            .cloned()
+    }
+
+    fn add(&self, lgr: Arc<LinkGroup>) -> Result {
+        let mut lgrs = self.lgrs.lock();
+        // Link groups that went down leave room.
+        let mut dead = KVec::new();
+        for slot in lgrs.iter_mut() {
+            if slot.as_ref().is_some_and(|l| l.state() == LinkState::Down) {
+                if let Some(l) = slot.take() {
+                    dead.push(l, GFP_KERNEL)?;
+                }
+            }
+        }
+        let free = lgrs.iter_mut().find(|s| s.is_none()).ok_or(ENOSPC)?;
+        *free = Some(lgr);
+        drop(lgrs);
+        for l in dead.iter() {
+            l.terminate();
+        }
+        Ok(())
+    }
+
+    /// Ends every link group (module unload): the peers are told.
+    pub(crate) fn shutdown(&self) {
+        let mut lgrs = self.lgrs.lock();
+        for slot in lgrs.iter_mut() {
+            if let Some(l) = slot.take() {
+                if l.state() == LinkState::Active {
+                    llc::send_delete_all(&l);
+                }
+                l.terminate();
+            }
+        }
+    }
+}
+
+/// Tokens name connections in CDC messages; never 0.
+static NEXT_TOKEN: AtomicU32 = AtomicU32::new(1);
+
+fn next_token() -> u32 {
+    loop {
+        let t = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
+        if t != 0 {
+            return t;
+        }
+    }
+}
+
+/// What the client answers in its CLC Confirm.
+pub(crate) struct ClientConn {
+    pub(crate) conn: Arc<Conn>,
+    pub(crate) confirm: SmcrAcceptConfirm,
+    /// A new link group: after the Confirm, the link is confirmed in LLC.
+    pub(crate) first_contact: bool,
+}
+
+/// Sets up the connection the server accepted: link group (new or reused),
+/// buffers, queue pair. On error, the reason to decline with.
+pub(crate) fn client_accept(
+    reg: &LgrRegistry,
+    dev: &SmcrV2Device,
+    a: &SmcrAcceptConfirm,
+    waker: ARef<TcpSock>,
+) -> core::result::Result<ClientConn, DeclineReason> {
+    let peer_rmb_size = bufsize::uncompress(a.rmbe_size);
+    let lgr = if a.first_contact {
+        let peer = PeerLink {
+            systemid: a.local.peer_id,
+            gid: a.local.gid,
+            mac: a.local.mac,
+            qpn: a.qpn,
+            psn: a.psn,
+            mtu: a.qp_mtu,
+        };
+        let lgr = LinkGroup::new(Role::Client, [0; 4], dev.clone(), peer)
+            .map_err(|_| DeclineReason::Other(DECL_ERR_RDYLNK))?;
+        if lgr.connect_qp().is_err() {
+            lgr.terminate();
+            return Err(DeclineReason::Other(DECL_ERR_RDYLNK));
+        }
+        lgr
+    } else {
+        reg.find_client(a)
+            .ok_or(DeclineReason::Other(DECL_NOSRVLINK))?
+    };
+    let fail = |lgr: &LinkGroup, reason: u32| {
+        if a.first_contact {
+            lgr.terminate();
+        }
+        DeclineReason::Other(reason)
+    };
+    let ibdev = dev.device.ib();
+    let registered = |size: u32, access: MrAccess| -> Result<Arc<RegisteredBuf>> {
+        let buf = DmaBuf::new(ibdev, size as usize)?;
+        let reg = Arc::new(RegisteredBuf::new(lgr.pd(), buf)?, GFP_KERNEL)?;
+        lgr.register_mr(&reg, access)?;
+        Ok(reg)
+    };
+    let bufs = registered(DEFAULT_RMB_SIZE, MrAccess::RemoteWrite)
+        .and_then(|rmb| Ok((rmb, registered(peer_rmb_size, MrAccess::LocalWrite)?)));
+    let (rmb, sndbuf) = match bufs {
+        Ok(b) => b,
+        Err(_) => return Err(fail(&lgr, DECL_ERR_REGBUF)),
+    };
+    let peer = PeerRmb {
+        token: a.rmbe_alert_token,
+        addr: a.rmb_dma_addr + u64::from(a.rmbe_idx.saturating_sub(1)) * u64::from(peer_rmb_size),
+        rkey: a.rmb_rkey,
+        size: peer_rmb_size,
+    };
+    let confirm_rkey = rmb.rkey();
+    let confirm_addr = rmb.iova();
+    let conn = match Conn::new(next_token(), lgr.clone(), peer, rmb, sndbuf, waker) {
+        Ok(c) => c,
+        Err(_) => return Err(fail(&lgr, DECL_MEM)),
+    };
+    if lgr.conns.lock().insert(conn.clone()).is_err() {
+        return Err(fail(&lgr, DECL_MEM));
+    }
+    let mut confirm = a.clone();
+    if let Some(fce) = confirm.fce.as_mut() {
+        // The server checks that we took its maximums; the name is ours.
+        fce.hostname = crate::sys::genl::hostname();
+        fce.os_type = crate::wire::clc::OS_LINUX;
+    }
+    if a.first_contact {
+        confirm.gid_list = GidList::new(&[dev.gid]).ok();
+    }
+    confirm.kind = crate::wire::clc::MsgType::Confirm;
+    confirm.local.gid = dev.gid;
+    confirm.local.mac = dev.mac;
+    confirm.local.peer_id = crate::ib::local_systemid();
+    confirm.qpn = lgr.qpn();
+    confirm.rmb_rkey = confirm_rkey;
+    confirm.rmbe_idx = 1;
+    confirm.rmbe_alert_token = conn.token;
+    confirm.rmbe_size = bufsize::compress(DEFAULT_RMB_SIZE);
+    confirm.qp_mtu = lgr.mtu().min(a.qp_mtu);
+    confirm.rmb_dma_addr = confirm_addr;
+    confirm.psn = lgr.psn;
+    Ok(ClientConn {
+        conn,
+        confirm,
+        first_contact: a.first_contact,
+    })
+}
+
+/// After the Confirm went out on a new link group: the LLC handshake, then
+/// the link group joins the registry.
+pub(crate) fn client_confirm_link(reg: &LgrRegistry, conn: &Conn) -> Result {
+    let lgr = &conn.lgr;
+    let mut uid = [0u8; 4];
+    random::fill(&mut uid);
+    let link_num = llc::client_confirm_link(lgr, uid)?;
+    lgr.set_active(link_num);
+    smc_dbg!("smcr: link {} of a new link group is up", link_num);
+    reg.add(lgr.clone())
+}
+
+/// Undoes [`client_accept`] when the handshake fails after it.
+pub(crate) fn client_abort(conn: Arc<Conn>, first_contact: bool) {
+    let lgr = conn.lgr.clone();
+    let removed = lgr.conns.lock().remove(conn.token);
+    drop(removed);
+    drop(conn);
+    if first_contact {
+        lgr.terminate();
+    }
+}
