@@ -130,7 +130,9 @@ vm_run() {
 vm_run single single smc_rs "$top/selftests/smc_rs_single.sh"
 # 4. Two VMs: smc_rs on VM 1, upstream smc.ko on VM 2, both directions.
 vm_run pair pair smc_rs "$top/selftests/smc_rs_pair.sh" upstream "$top/selftests/smc_rs_pair.sh"
-# 5. The same pair without rxe devices: negotiation only.
+# 5. SMC-R data path: upstream smc.ko serves, smc_rs connects over SMC-Rv2.
+vm_run smcr pair upstream "$top/selftests/smc_rs_smcr.sh" smc_rs "$top/selftests/smc_rs_smcr.sh"
+# 6. The same pair without rxe devices: negotiation only.
 rxe=0 vm_run pair-norxe pair smc_rs "$top/selftests/smc_rs_pair_norxe.sh" upstream "$top/selftests/smc_rs_pair_norxe.sh"
 
 finish

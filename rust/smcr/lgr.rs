@@ -455,7 +455,9 @@ impl LinkGroup {
     /// Registers `mr` on the link and waits for the device to confirm.
     pub(crate) fn register_mr(&self, mr: &Arc<RegisteredBuf>, access: MrAccess) -> Result {
         self.llc.lock().reg_done = None;
-        self.with_rts(|qp| qp.post_reg_mr(mr, access))?;
+        // The region the queue pair held before goes here, outside the lock.
+        let previous = self.with_rts(|qp| qp.post_reg_mr(mr, access))?;
+        drop(previous);
         let mut left = kernel::time::msecs_to_jiffies(SLOT_WAIT_MS) as _;
         let mut inbox = self.llc.lock();
         loop {

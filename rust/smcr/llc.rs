@@ -8,7 +8,8 @@
 use super::lgr::LinkGroup;
 use crate::sys::errno::{EPROTO, ETIMEDOUT};
 use crate::sys::print::smc_dbg;
-use crate::wire::llc::{ConfirmLink, DeleteLink, LlcMessage, LlcVersion, TestLink, LLC_LEN};
+use crate::wire::llc::{
+    ConfirmLink, ConfirmRkey, DeleteLink, DeleteRkey, EntryList, LlcError, LlcMessage, LlcVersion, TestLink, LLC_LEN};
 use kernel::prelude::*;
 
 /// Takes an LLC message the peer sent (softirq). `msg` holds the first
@@ -30,19 +31,31 @@ pub(crate) fn received(lgr: &LinkGroup, msg: &[u8], len: usize) {
             }
         }
         LlcMessage::TestLink(t) if !t.resp => {
-            let answer = TestLink {
+            let reply = TestLink {
                 version: t.version,
                 resp: true,
                 user_data: t.user_data,
             };
-            let mut buf = [0u8; LLC_LEN];
-            if answer.encode(&mut buf).is_ok() {
-                if let Ok(slot) = lgr.try_get_slot() {
-                    if lgr.post_msg(slot, &buf).is_err() {
-                        lgr.put_slot(slot);
-                    }
-                }
-            }
+            answer(lgr, |buf| reply.encode(buf));
+        }
+        // One link: the peer's new or deleted RMBs need no rkeys for other
+        // links of ours, so every request is confirmed as it came.
+        LlcMessage::ConfirmRkey(c) if !c.resp => {
+            answer(lgr, |buf| ConfirmRkey { resp: true, ..c }.encode(buf));
+        }
+        LlcMessage::DeleteRkey(d) if !d.resp => {
+            let resp = DeleteRkey {
+                resp: true,
+                negative: false,
+                retry: false,
+                err_mask: 0,
+                rkeys: match d.version {
+                    LlcVersion::V1 => d.rkeys,
+                    LlcVersion::V2 => EntryList::from_wire(&[]).unwrap_or(d.rkeys),
+                },
+                ..d
+            };
+            answer(lgr, |buf| resp.encode(buf));
         }
         LlcMessage::DeleteLink(d) if !d.resp => {
             smc_dbg!("llc: peer deletes the link (reason {:#x})", d.reason);
@@ -50,6 +63,20 @@ pub(crate) fn received(lgr: &LinkGroup, msg: &[u8], len: usize) {
         }
         other => {
             smc_dbg!("llc: {:?} not handled", other.kind());
+        }
+    }
+}
+
+/// Sends a response from the receive path if a slot is free now; a
+/// response that cannot go is lost, and the peer's request times out as
+/// it would on a lost message.
+fn answer(lgr: &LinkGroup, encode: impl FnOnce(&mut [u8]) -> Result<usize, LlcError>) {
+    let mut buf = [0u8; LLC_LEN];
+    let Ok(n) = encode(&mut buf) else { return };
+    let Some(msg) = buf.get(..n) else { return };
+    if let Ok(slot) = lgr.try_get_slot() {
+        if lgr.post_msg(slot, msg).is_err() {
+            lgr.put_slot(slot);
         }
     }
 }

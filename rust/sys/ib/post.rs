@@ -206,9 +206,14 @@ impl<H: QpHandler> Qp<Rts, H> {
     /// `access`; the handler's `reg_done` reports the outcome, after which
     /// the keys work. One registration at a time (`EBUSY`); the queue pair
     /// keeps a reference to the region until the next registration or its
-    /// own end, so the region lives while the device works on it. May
-    /// sleep (dropping the previous reference may deregister a region).
-    pub(crate) fn post_reg_mr(&self, reg: &Arc<RegisteredBuf>, access: MrAccess) -> Result {
+    /// own end, so the region lives while the device works on it. Does not
+    /// sleep: the reference it held before is handed back, for the caller
+    /// to drop where it may sleep (dropping it may deregister a region).
+    pub(crate) fn post_reg_mr(
+        &self,
+        reg: &Arc<RegisteredBuf>,
+        access: MrAccess,
+    ) -> Result<Option<Arc<RegisteredBuf>>> {
         let inner = &self.inner;
         if !Arc::ptr_eq(reg.pd(), &inner.pd) {
             return Err(EINVAL.into());
@@ -226,11 +231,15 @@ impl<H: QpHandler> Qp<Rts, H> {
             key: reg.rkey(),
             access: access.flags(),
         };
-        let res = inner.post_send_raw(&wr.wr);
-        if res.is_err() {
-            shared.reg_post_failed();
+        match inner.post_send_raw(&wr.wr) {
+            Ok(()) => Ok(previous),
+            Err(e) => {
+                // Nothing was posted: the previous region stays held, as
+                // if this call had not been made.
+                let failed = shared.reg_post_failed(previous);
+                drop(failed);
+                Err(e)
+            }
         }
-        drop(previous);
-        res
     }
 }

@@ -298,8 +298,17 @@ impl<H: QpHandler> QpShared<H> {
     }
 
     /// The registration request was not posted: no completion will come.
-    pub(super) fn reg_post_failed(&self) {
+    /// `previous` is held again; the region that failed is returned (the
+    /// caller has its own reference, so dropping it never deregisters).
+    pub(super) fn reg_post_failed(
+        &self,
+        previous: Option<Arc<RegisteredBuf>>,
+    ) -> Option<Arc<RegisteredBuf>> {
+        // `reg_busy` is still set by us: `held_reg` is ours (invariant).
+        // SAFETY: so no one else accesses it now.
+        let failed = unsafe { core::mem::replace(&mut *self.held_reg.get(), previous) };
         self.reg_busy.store(false, Ordering::Release);
+        failed
     }
 
     /// Local buffer `index`.
