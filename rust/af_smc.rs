@@ -347,17 +347,29 @@ impl SocketFamily for SmcSock {
     fn accept(sock: &Sock<'_>, arg: &AcceptArg) -> Result<(impl PinInit<Self, Error>, SmcLocked)> {
         let nonblock = arg.flags & b::O_NONBLOCK as i32 != 0;
         let conn = listen::accept(sock.sk(), nonblock)?;
+        let state = match conn.smcr {
+            Some(c) => SmcState::Smcr {
+                conn: c,
+                reported: true,
+            },
+            None => SmcState::Fallback(conn.reason),
+        };
         Ok((
             SmcSock::new(conn.clcsock, false),
-            new_locked(SmcState::Fallback(conn.reason), conn.peer_diagnosis),
+            new_locked(state, conn.peer_diagnosis),
         ))
     }
 
     fn accepted(sock: &Sock<'_>) {
         let mut st = sock.sk().lock();
         // The handshake was counted when it finished.
-        if let SmcState::Fallback(reason) = st.state {
-            enter_fallback(sock, &mut st, Side::Server, reason);
+        match st.state {
+            SmcState::Fallback(reason) => enter_fallback(sock, &mut st, Side::Server, reason),
+            SmcState::Smcr { .. } => {
+                st.set_sk_state(SMC_ACTIVE);
+                sock.set_connected(&st);
+            }
+            _ => {}
         }
     }
 

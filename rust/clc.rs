@@ -5,7 +5,10 @@
 
 use crate::ib::{find_smcr_v2_device, local_systemid, SmcrV2Device};
 use crate::smcr::conn::Conn;
-use crate::smcr::setup::{client_abort, client_accept, client_confirm_link, LgrRegistry};
+use crate::smcr::setup::{
+    client_abort, client_accept, client_confirm_link, server_accept, server_confirm, ClientProposal,
+    LgrRegistry, ServerConn,
+};
 use crate::sys::args::SockAddr;
 use crate::sys::route::find_route_v4;
 use crate::sys::sync::RcuPointer;
@@ -17,7 +20,7 @@ use crate::sys::tcp::KernelSocket;
 use crate::wire::clc::{
     choose_variant, encode_proposal, ClcError, Decline, DeclineReason, Header, MsgType, Proposal,
     ProposalParams, ServerCaps, DECLINE_LEN_V2, EYECATCHER_SMCD, EYECATCHER_SMCR, HEADER_LEN,
-    LocalInfo, SmcrAcceptConfirm, EID_LEN, MAX_MESSAGE_LEN, SMC_V1, SMC_V2, SYSTEMID_LEN,
+    LocalInfo, SmcrAcceptConfirm, Variant, EID_LEN, MAX_MESSAGE_LEN, SMC_V1, SMC_V2, SYSTEMID_LEN,
 };
 use kernel::sync::Arc;
 
@@ -244,9 +247,119 @@ fn client_smcr(clc: &KernelSocket, o: &Offer, a: &SmcrAcceptConfirm) -> Result<C
     Ok(ClientOutcome::Smcr(cc.conn))
 }
 
+/// The device and the client's terms for a proposal that offers SMC-Rv2:
+/// a UEID both sides have, and an SMC-Rv2 device on the route to the
+/// client's RoCE address.
+fn server_offer(clc: &KernelSocket, p: &Proposal<'_>) -> Option<(SmcrV2Device, ClientProposal)> {
+    let v2 = p.v2.as_ref()?;
+    let ours = crate::ueid::snapshot();
+    let eid = v2
+        .ueids()
+        .find_map(|u| ours.iter().find(|o| o.as_slice() == u).copied())?;
+    // The client's RoCE address: an IPv4-mapped GID.
+    let gid = v2.roce_gid;
+    if gid.get(..12) != Some(&[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff][..]) {
+        return None;
+    }
+    let mut daddr = [0u8; 4];
+    daddr.copy_from_slice(gid.get(12..)?);
+    let net = clc.net();
+    let route = find_route_v4(net, clc.local_addr()?, daddr).ok()?;
+    let dev = find_smcr_v2_device(net, &route)?;
+    Some((
+        dev,
+        ClientProposal {
+            systemid: p.local.peer_id,
+            gid,
+            eid,
+            release: v2.release,
+            max_conns: v2.max_conns,
+            feature_mask: v2.feature_mask,
+        },
+    ))
+}
+
+/// The server's part of an SMC-Rv2 connection: Accept, the client's
+/// Confirm, and on a new link group the LLC confirmation of its link.
+fn server_smcr(clc: &KernelSocket, dev: &SmcrV2Device, cp: &ClientProposal) -> ServerOutcome {
+    let declined = |reason: DeclineReason| {
+        if send_decline(clc, reason).is_err() {
+            return ServerOutcome::Abort(ClcError::Truncated);
+        }
+        ServerOutcome::Fallback {
+            reason,
+            peer_diagnosis: 0,
+            not_clc: false,
+            error: None,
+        }
+    };
+    let Some(reg) = registry() else {
+        return declined(DeclineReason::InternalError);
+    };
+    let sc = match server_accept(&reg, dev, cp, clc.abort_handle()) {
+        Ok(sc) => sc,
+        Err(reason) => return declined(reason),
+    };
+    let mut buf = [0u8; MAX_MESSAGE_LEN];
+    let sent = sc
+        .accept
+        .encode(&mut buf)
+        .map_err(|_| Error::from(EINVAL))
+        .and_then(|n| clc.send_all(buf.get(..n).ok_or(EINVAL)?));
+    if sent.is_err() {
+        server_abort(sc);
+        return ServerOutcome::Abort(ClcError::Truncated);
+    }
+    let header = match recv_message(clc, &mut buf) {
+        Ok(h) => h,
+        Err(_) => {
+            server_abort(sc);
+            return ServerOutcome::Abort(ClcError::Truncated);
+        }
+    };
+    let msg = buf.get(..usize::from(header.length)).unwrap_or(&[]);
+    match header.kind {
+        MsgType::Confirm => {}
+        MsgType::Decline => {
+            server_abort(sc);
+            let diagnosis = Decline::parse(msg).map_or(0, |d| d.reason.code());
+            return ServerOutcome::Fallback {
+                reason: DeclineReason::PeerDeclined,
+                peer_diagnosis: diagnosis,
+                not_clc: false,
+                error: None,
+            };
+        }
+        _ => {
+            server_abort(sc);
+            return declined(DeclineReason::SyncError);
+        }
+    }
+    let confirm = match SmcrAcceptConfirm::parse(msg) {
+        Ok(c) if c.kind == MsgType::Confirm => c,
+        _ => {
+            server_abort(sc);
+            return declined(DeclineReason::SyncError);
+        }
+    };
+    if let Err(reason) = server_confirm(&reg, &sc, &confirm) {
+        smc_dbg!("server: SMC-R setup failed, declining with {:#010x}", reason.code());
+        server_abort(sc);
+        return declined(reason);
+    }
+    smc_dbg!("server: SMC-R connection up, token {:#x}", sc.conn.token);
+    ServerOutcome::Smcr(sc.conn)
+}
+
+/// Undoes [`server_accept`] when the handshake fails after it.
+fn server_abort(sc: ServerConn) {
+    client_abort(sc.conn, sc.first_contact);
+}
+
 /// How the server side of a CLC handshake ended.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum ServerOutcome {
+    /// SMC-R was agreed: the connection runs over this link group.
+    Smcr(Arc<Conn>),
     /// The connection goes on over TCP, positioned where the client's data
     /// starts. `error` is set when the client's CLC was broken but the
     /// stream could still be resynchronised (we declined).
@@ -307,11 +420,19 @@ pub(crate) fn server_handshake(clc: &KernelSocket) -> ServerOutcome {
     };
     let (reason, error) = match header.kind {
         MsgType::Proposal => match Proposal::parse(msg) {
-            Ok(p) => match choose_variant(&p, ServerCaps::default()) {
-                Err(reason) => (reason, None),
-                // No variant can be chosen without a device.
-                Ok(_) => (DeclineReason::NoSmcDevice, None),
-            },
+            Ok(p) => {
+                let offer = server_offer(clc, &p);
+                let caps = ServerCaps {
+                    smcr_v1: false,
+                    smcr_v2: offer.is_some(),
+                };
+                match (choose_variant(&p, caps), offer) {
+                    (Err(reason), _) => (reason, None),
+                    (Ok(Variant::SmcrV2), Some((dev, cp))) => return server_smcr(clc, &dev, &cp),
+                    // SMC-Rv1 needs a RoCEv1 device, which we never offer.
+                    (Ok(_), _) => (DeclineReason::NoSmcrDevice, None),
+                }
+            }
             Err(ClcError::BadVersion) => {
                 (DeclineReason::VersionMismatch, Some(ClcError::BadVersion))
             }

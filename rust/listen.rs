@@ -22,6 +22,8 @@ use crate::sys::work::spawn_handshake;
 use crate::wire::clc::DeclineReason;
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::prelude::*;
+use crate::smcr::conn::Conn;
+use kernel::sync::Arc;
 use kernel::types::ARef;
 
 /// A connection whose handshake is done, waiting for `accept()`.
@@ -31,6 +33,8 @@ pub(crate) struct Accepted {
     pub(crate) reason: DeclineReason,
     /// What the client's decline said, if it sent one.
     pub(crate) peer_diagnosis: u32,
+    /// The SMC-R connection, when SMC-R was agreed.
+    pub(crate) smcr: Option<Arc<Conn>>,
 }
 
 /// First-in first-out queue of finished connections: a ring that doubles
@@ -304,6 +308,7 @@ pub(crate) fn take_connections<S: ListenSocket>(sk: &SmcSk<S>) {
                 clcsock: child,
                 reason: DeclineReason::PeerNoSmc,
                 peer_diagnosis: 0,
+                smcr: None,
             };
             count(net, Side::Server, Event::Connection);
             count(net, Side::Server, Event::Fallback(conn.reason));
@@ -365,7 +370,8 @@ fn finish_handshake<S: ListenSocket>(listener: ARef<SmcSk<S>>, child: KernelSock
     drop(slot.take());
     let counters = sk.state().counters();
     counters.update(|c| c.handshaking = c.handshaking.saturating_sub(1));
-    let (reason, peer_diagnosis) = match outcome {
+    let (reason, peer_diagnosis, smcr) = match outcome {
+        ServerOutcome::Smcr(conn) => (DeclineReason::PeerNoSmc, 0, Some(conn)),
         ServerOutcome::Fallback {
             reason,
             peer_diagnosis,
@@ -380,7 +386,7 @@ fn finish_handshake<S: ListenSocket>(listener: ARef<SmcSk<S>>, child: KernelSock
                 smc_dbg!("server: malformed CLC from the client ({:?}), declined", e);
                 count(net, Side::Server, Event::HandshakeError);
             }
-            (reason, peer_diagnosis)
+            (reason, peer_diagnosis, None)
         }
         ServerOutcome::Abort(e) => {
             smc_dbg!(
@@ -393,11 +399,14 @@ fn finish_handshake<S: ListenSocket>(listener: ARef<SmcSk<S>>, child: KernelSock
         }
     };
     count(net, Side::Server, Event::Connection);
-    count(net, Side::Server, Event::Fallback(reason));
+    if smcr.is_none() {
+        count(net, Side::Server, Event::Fallback(reason));
+    }
     let conn = Accepted {
         clcsock: child,
         reason,
         peer_diagnosis,
+        smcr,
     };
     if let Err(conn) = l.queue.push(conn) {
         conn.clcsock.abort();

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# SMC-R data path across the VM pair: VM 1 runs upstream smc.ko as the
-# server, VM 2 runs smc_rs as the client, both with the UEID the bed uses,
-# each with an rxe device. Every connection must be SMC-R, proven from
-# outside smc_rs: upstream's own statistics on the server count SMC-R
-# connections and no fallback, and rxe's hardware counters on the client
-# rise with the payload.
+# SMC-R data path across the VM pair: VM 1 serves, VM 2 connects; each runs
+# smc_rs or upstream smc.ko (vm.sh chooses), both with the bed's UEID and
+# an rxe device. Every connection must be SMC-R, proven from outside smc_rs:
+# rxe's hardware counters rise with the payload on both sides, and where
+# upstream runs, its own statistics count SMC-Rv2 connections and no
+# fallback.
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
@@ -14,36 +14,54 @@ peer=10.10.0.$((3 - SMC_VM))
 smcr=$SMC_TOP/tools/target/release/smcr
 counters=/sys/class/infiniband/rxe0/ports/1/hw_counters
 sizes="1 4096 65536 1048576 8388608"
-nsizes=$(echo $sizes | wc -w)
-
-if [ "$SMC_VM" = 1 ]; then
-	run_test "upstream server for the smc_rs SMC-R client (server side)" \
-		timeout 300 smc_echo server -f smc -p 7301 -n "$nsizes"
-	upstream_counted() {
-		"$smcr" -d stats
-		"$smcr" -d stats | grep -Eq "^  SMC connections +$nsizes \(client 0, server $nsizes\)" &&
-			"$smcr" -d stats | grep -Eq "^    v2 +$nsizes\$" &&
-			"$smcr" -d stats | grep -Eq '^  TCP fallback +0 '
-	}
-	run_test "upstream counts $nsizes SMC-Rv2 server connections and no fallback" upstream_counted
-	exit 0
-fi
-
-"$here/tools/smc_ueid" add SMC-RS-TESTBED
-echo "module smc_rs +p" >/sys/kernel/debug/dynamic_debug/control 2>/dev/null
-sent_before=$(cat "$counters/sent_pkts")
+n=$(echo $sizes | wc -w)
 total=0
-for s in $sizes; do
-	run_test "smc_rs client -> upstream server over SMC-R, $s bytes echoed" \
-		timeout 120 smc_echo client -f smc -a "$peer" -p 7301 -s "$s" -w 90
-	total=$((total + s))
-done
-rxe_counted() {
-	local sent_after
-	sent_after=$(cat "$counters/sent_pkts")
-	echo "rxe sent_pkts: $sent_before -> $sent_after for $total payload bytes"
-	# At most 4096 bytes per RoCE packet: the payload alone needs this many.
-	[ $((sent_after - sent_before)) -ge $((total / 4096)) ]
+for s in $sizes; do total=$((total + s + 8)); done
+
+if lsmod | grep -q '^smc '; then
+	mine=upstream
+else
+	mine=smc_rs
+	"$here/tools/smc_ueid" add SMC-RS-TESTBED
+	echo "module smc_rs +p" >/sys/kernel/debug/dynamic_debug/control 2>/dev/null
+fi
+[ "$SMC_VM" = 1 ] && side=server || side=client
+
+# upstream_counted SIDE: upstream's statistics saw $n SMC-Rv2 connections
+# on SIDE and no fallback.
+upstream_counted() {
+	local c=0 s=0
+	[ "$1" = client ] && c=$n || s=$n
+	"$smcr" -d stats
+	"$smcr" -d stats | grep -Eq "^  SMC connections +$n \(client $c, server $s\)" &&
+		"$smcr" -d stats | grep -Eq "^    v2 +$n\$" &&
+		"$smcr" -d stats | grep -Eq '^  TCP fallback +0 '
 }
-run_test "rxe hardware counters rose with the payload (client side)" rxe_counted
-dmesg | grep smc_rs | tail -40
+
+# rxe_counted FILE BEFORE: the device moved at least the payload in
+# RoCE packets of at most 4096 bytes (each echo crosses twice).
+rxe_counted() {
+	local after
+	after=$(cat "$counters/$1")
+	echo "rxe $1: $2 -> $after for $total payload bytes each way"
+	[ $((after - $2)) -ge $((total / 4096)) ]
+}
+
+sent_before=$(cat "$counters/sent_pkts")
+rcvd_before=$(cat "$counters/rcvd_pkts")
+if [ "$side" = server ]; then
+	run_test "$mine server for SMC-R clients (server side)" \
+		timeout 300 smc_echo server -f smc -p 7301 -n "$n"
+else
+	for s in $sizes; do
+		run_test "$mine client -> SMC-R server, $s bytes echoed" \
+			timeout 120 smc_echo client -f smc -a "$peer" -p 7301 -s "$s" -w 90
+	done
+fi
+[ "$mine" = upstream ] &&
+	run_test "upstream counts $n SMC-Rv2 $side connections and no fallback" upstream_counted "$side"
+run_test "rxe sent the payload in RoCE packets ($side side)" rxe_counted sent_pkts "$sent_before"
+run_test "rxe received the payload in RoCE packets ($side side)" rxe_counted rcvd_pkts "$rcvd_before"
+[ "$mine" = smc_rs ] && "$SMC_TOP/tools/target/release/smcss" -a
+dmesg | grep smc_rs | tail -30
+exit 0

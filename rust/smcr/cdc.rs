@@ -74,7 +74,11 @@ fn take_cursors(conn: &Conn, sh: &mut ConnShared, cdc: &CdcMsg) -> Result<(), Cu
         Err(CursorError::Behind) => {}
         Err(e) => return Err(e),
     }
-    let psize = conn.peer.size;
+    let psize = sh.peer.size;
+    if psize == 0 {
+        // The peer's RMB is not known yet: it cannot have read anything.
+        return if cdc.cons == sh.peer_cons_curs { Ok(()) } else { Err(CursorError::Overrun) };
+    }
     let prod = cursor_of(sh.tx_prod, psize);
     match peer_consumer_advance(sh.peer_cons_curs, cdc.cons, prod, psize) {
         Ok(n) => {
@@ -100,8 +104,8 @@ pub(crate) fn post(
     update(&mut sh);
     let msg = CdcMsg {
         seqno: sh.tx_seq,
-        token: conn.peer.token,
-        prod: cursor_of(sh.tx_prod, conn.peer.size),
+        token: sh.peer.token,
+        prod: cursor_of(sh.tx_prod, sh.peer.size),
         cons: cursor_of(sh.rx_cons, conn.rmb_size()),
         prod_flags: flags,
         conn_state_flags: sh.sent_state,

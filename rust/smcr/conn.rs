@@ -23,7 +23,7 @@ use kernel::types::ARef;
 pub(crate) const CONNS_PER_LGR: usize = 255;
 
 /// Where the peer's receive buffer is.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct PeerRmb {
     /// The peer's token for this connection (put in every CDC we send).
     pub(crate) token: u32,
@@ -37,6 +37,9 @@ pub(crate) struct PeerRmb {
 
 /// What the receive path (softirq) and the socket calls share.
 pub(crate) struct ConnShared {
+    /// The peer's RMB (all zero until the server has the client's Confirm:
+    /// nothing is sent before).
+    pub(crate) peer: PeerRmb,
     /// Bytes the peer has written into our RMB.
     pub(crate) rx_prod: u64,
     /// Bytes we have read from our RMB.
@@ -74,7 +77,6 @@ pub(crate) struct ConnShared {
 pub(crate) struct Conn {
     /// Our token: the peer names this connection with it.
     pub(crate) token: u32,
-    pub(crate) peer: PeerRmb,
     /// Our receive buffer, registered for the peer's RDMA WRITEs.
     pub(crate) rmb: Arc<RegisteredBuf>,
     /// Our send buffer, read by the device.
@@ -96,7 +98,7 @@ impl Conn {
     pub(crate) fn new(
         token: u32,
         lgr: Arc<LinkGroup>,
-        peer: PeerRmb,
+        peer: Option<PeerRmb>,
         rmb: Arc<RegisteredBuf>,
         sndbuf: Arc<RegisteredBuf>,
         waker: ARef<TcpSock>,
@@ -105,13 +107,13 @@ impl Conn {
             try_pin_init!(Conn {
                 token,
                 lgr,
-                peer,
                 rmb,
                 sndbuf,
                 waker,
                 orphaned: AtomicBool::new(false),
                 shared <- new_spinlock_bh!(
                     ConnShared {
+                        peer: peer.unwrap_or_default(),
                         rx_prod: 0,
                         rx_cons: 0,
                         rx_cons_sent: 0,
@@ -137,6 +139,11 @@ impl Conn {
     /// Size of our RMB.
     pub(crate) fn rmb_size(&self) -> u32 {
         self.rmb.buf().len() as u32
+    }
+
+    /// The server learned where the client's RMB is.
+    pub(crate) fn set_peer(&self, peer: PeerRmb) {
+        self.shared.lock().peer = peer;
     }
 
     /// Size of our send buffer.
@@ -254,6 +261,11 @@ impl ConnTable {
             }
         }
         n
+    }
+
+    /// How many connections there are.
+    pub(crate) fn count(&self) -> usize {
+        self.conns.iter().flatten().count()
     }
 
     /// Runs `f` on every connection.

@@ -55,9 +55,10 @@ const LLC_INBOX: usize = 4;
 /// Who made the link group.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Role {
-    /// We connected: the server's CONFIRM LINK comes to us. (The server
-    /// side of SMC-R is not there yet.)
+    /// We connected: the server's CONFIRM LINK comes to us.
     Client,
+    /// We accepted: we confirm the link.
+    Server,
 }
 
 /// Where the link is in its life.
@@ -131,7 +132,10 @@ pub(crate) struct LinkGroup {
     pub(crate) dev: SmcrV2Device,
     /// Our first packet sequence number.
     pub(crate) psn: u32,
-    pub(crate) peer: PeerLink,
+    /// The peer's end: its identity from the CLC Proposal or Accept, its
+    /// queue pair from the Accept or Confirm.
+    #[pin]
+    peer: SpinLockBh<PeerLink>,
     /// The link number the server gave.
     link_num: AtomicU8,
     state: AtomicU8,
@@ -185,7 +189,7 @@ impl LinkGroup {
                 role,
                 dev,
                 psn,
-                peer,
+                peer <- new_spinlock_bh!(peer, "LinkGroup::peer"),
                 link_num: AtomicU8::new(0),
                 state: AtomicU8::new(LinkState::Activating as u8),
                 pd,
@@ -276,6 +280,20 @@ impl LinkGroup {
         }
     }
 
+    /// What we know of the peer's end of the link.
+    pub(crate) fn peer(&self) -> PeerLink {
+        *self.peer.lock()
+    }
+
+    /// The server learns the client's queue pair from its Confirm.
+    pub(crate) fn set_peer_qp(&self, qpn: u32, psn: u32, mac: [u8; 6], mtu: u8) {
+        let mut p = self.peer.lock();
+        p.qpn = qpn;
+        p.psn = psn;
+        p.mac = mac;
+        p.mtu = mtu;
+    }
+
     /// Our MTU for the CLC messages (`enum ib_mtu`).
     pub(crate) fn mtu(&self) -> u8 {
         self.dev.path_mtu as u8
@@ -303,16 +321,17 @@ impl LinkGroup {
 
     /// Moves the queue pair to RTR and then RTS towards the peer.
     pub(crate) fn connect_qp(&self) -> Result {
+        let peer = self.peer();
         let params = RtrParams {
-            path_mtu: u32::from(self.mtu().min(self.peer.mtu)),
-            dest_qpn: self.peer.qpn,
-            rq_psn: self.peer.psn,
+            path_mtu: u32::from(self.mtu().min(peer.mtu)),
+            dest_qpn: peer.qpn,
+            rq_psn: peer.psn,
             sgid_index: self.dev.gid_index as u8,
-            dgid: self.peer.gid,
+            dgid: peer.gid,
             dmac: if self.dev.uses_gateway {
                 self.dev.nexthop_mac
             } else {
-                self.peer.mac
+                peer.mac
             },
             hop_limit: if self.dev.uses_gateway { 64 } else { 1 },
         };
@@ -368,6 +387,11 @@ impl LinkGroup {
                 }
             };
         }
+    }
+
+    /// How many connections the link group carries.
+    pub(crate) fn conn_count(&self) -> usize {
+        self.conns.lock().count()
     }
 
     /// Takes a free send slot if there is one now (any context).

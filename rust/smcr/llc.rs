@@ -99,7 +99,8 @@ pub(crate) fn client_confirm_link(lgr: &LinkGroup, link_uid: [u8; 4]) -> Result<
     let Ok(LlcMessage::ConfirmLink(req)) = LlcMessage::parse(&msg) else {
         return Err(EPROTO.into());
     };
-    if req.sender_qpn != lgr.peer.qpn || req.sender_gid != lgr.peer.gid || !req.no_rmbe_eyec {
+    let peer = lgr.peer();
+    if req.sender_qpn != peer.qpn || req.sender_gid != peer.gid || !req.no_rmbe_eyec {
         smc_dbg!("llc: CONFIRM LINK does not match the CLC peer");
         return Err(EPROTO.into());
     }
@@ -119,6 +120,42 @@ pub(crate) fn client_confirm_link(lgr: &LinkGroup, link_uid: [u8; 4]) -> Result<
     resp.encode(&mut buf).map_err(|_| EPROTO)?;
     lgr.send_llc(&buf)?;
     Ok(req.link_num)
+}
+
+/// Server side of a new link's confirmation: sends CONFIRM LINK and waits
+/// for the client's answer from the peer agreed in CLC.
+pub(crate) fn server_confirm_link(lgr: &LinkGroup, max_conns: u8) -> Result {
+    let mut uid = [0u8; 4];
+    crate::sys::random::fill(&mut uid);
+    let req = ConfirmLink {
+        version: version(lgr),
+        resp: false,
+        no_rmbe_eyec: true,
+        sender_mac: lgr.dev.mac,
+        sender_gid: lgr.dev.gid,
+        sender_qpn: lgr.qpn(),
+        link_num: 1,
+        link_uid: uid,
+        max_links: 1,
+        max_conns,
+    };
+    let mut buf = [0u8; LLC_LEN];
+    req.encode(&mut buf).map_err(|_| EPROTO)?;
+    lgr.send_llc(&buf)?;
+    let msg = lgr
+        .wait_llc(2000, |m| {
+            matches!(LlcMessage::parse(m), Ok(LlcMessage::ConfirmLink(c)) if c.resp)
+        })
+        .ok_or(ETIMEDOUT)?;
+    let Ok(LlcMessage::ConfirmLink(resp)) = LlcMessage::parse(&msg) else {
+        return Err(EPROTO.into());
+    };
+    let peer = lgr.peer();
+    if resp.sender_qpn != peer.qpn || resp.sender_gid != peer.gid {
+        smc_dbg!("llc: CONFIRM LINK answer does not match the CLC peer");
+        return Err(EPROTO.into());
+    }
+    Ok(())
 }
 
 /// Tells the peer the link group ends (orderly), best effort.

@@ -18,7 +18,10 @@ use crate::sys::print::smc_dbg;
 use crate::sys::random;
 use crate::sys::tcp::TcpSock;
 use crate::wire::bufsize;
-use crate::wire::clc::{DeclineReason, GidList, SmcrAcceptConfirm};
+use crate::wire::clc::{
+    DeclineReason, FirstContactExt, GidList, LocalInfo, MsgType, SmcrAcceptConfirm, OS_LINUX,
+    SMC_FEATURE_MASK, SMC_RELEASE, SMC_V2,
+};
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{new_mutex, Arc, Mutex};
@@ -54,11 +57,28 @@ impl LgrRegistry {
         lgrs.iter()
             .flatten()
             .find(|l| {
+                let peer = l.peer();
                 l.role == Role::Client
                     && l.state() == LinkState::Active
-                    && l.peer.qpn == a.qpn
-                    && l.peer.gid == a.local.gid
-                    && l.peer.systemid == a.local.peer_id
+                    && peer.qpn == a.qpn
+                    && peer.gid == a.local.gid
+                    && peer.systemid == a.local.peer_id
+            })
+            .cloned()
+    }
+
+    /// A live server link group to the client that proposed from `gid`.
+    fn find_server(&self, systemid: &[u8; 8], gid: &[u8; 16]) -> Option<Arc<LinkGroup>> {
+        let lgrs = self.lgrs.lock();
+        lgrs.iter()
+            .flatten()
+            .find(|l| {
+                let peer = l.peer();
+                l.role == Role::Server
+                    && l.state() == LinkState::Active
+                    && l.conn_count() < crate::smcr::conn::CONNS_PER_LGR
+                    && peer.gid == *gid
+                    && peer.systemid == *systemid
             })
             .cloned()
     }
@@ -173,7 +193,7 @@ pub(crate) fn client_accept(
     };
     let confirm_rkey = rmb.rkey();
     let confirm_addr = rmb.iova();
-    let conn = match Conn::new(next_token(), lgr.clone(), peer, rmb, sndbuf, waker) {
+    let conn = match Conn::new(next_token(), lgr.clone(), Some(peer), rmb, sndbuf, waker) {
         Ok(c) => c,
         Err(_) => return Err(fail(&lgr, DECL_MEM)),
     };
@@ -229,4 +249,181 @@ pub(crate) fn client_abort(conn: Arc<Conn>, first_contact: bool) {
     if first_contact {
         lgr.terminate();
     }
+}
+
+/// What the server knows of a client that proposed SMC-Rv2.
+pub(crate) struct ClientProposal {
+    /// The client's system id (zero in a v2-only proposal).
+    pub(crate) systemid: [u8; 8],
+    /// GID of the client's RoCE device.
+    pub(crate) gid: [u8; 16],
+    /// The UEID both sides have.
+    pub(crate) eid: [u8; 32],
+    /// The client's release and link group limits.
+    pub(crate) release: u8,
+    pub(crate) max_conns: u8,
+    pub(crate) feature_mask: u16,
+}
+
+/// The server's side of a connection between its Accept and the client's
+/// Confirm.
+pub(crate) struct ServerConn {
+    pub(crate) conn: Arc<Conn>,
+    pub(crate) accept: SmcrAcceptConfirm,
+    pub(crate) first_contact: bool,
+}
+
+/// Buffers of a new connection: an RMB and a send buffer of the default
+/// size, registered now when the link is up (a new link registers them
+/// once it is).
+fn new_buffers(
+    lgr: &LinkGroup,
+    dev: &SmcrV2Device,
+    register: bool,
+) -> Result<(Arc<RegisteredBuf>, Arc<RegisteredBuf>)> {
+    let ibdev = dev.device.ib();
+    let make = |access: MrAccess| -> Result<Arc<RegisteredBuf>> {
+        let buf = DmaBuf::new(ibdev, DEFAULT_RMB_SIZE as usize)?;
+        let reg = Arc::new(RegisteredBuf::new(lgr.pd(), buf)?, GFP_KERNEL)?;
+        if register {
+            lgr.register_mr(&reg, access)?;
+        }
+        Ok(reg)
+    };
+    Ok((make(MrAccess::RemoteWrite)?, make(MrAccess::LocalWrite)?))
+}
+
+/// Sets up the server's side for a client's SMC-Rv2 proposal: link group
+/// (reused for a client we have one with, else new), connection, buffers;
+/// returns the Accept to send. On error, the reason to decline with.
+pub(crate) fn server_accept(
+    reg: &LgrRegistry,
+    dev: &SmcrV2Device,
+    p: &ClientProposal,
+    waker: ARef<TcpSock>,
+) -> core::result::Result<ServerConn, DeclineReason> {
+    let (lgr, first_contact) = match reg.find_server(&p.systemid, &p.gid) {
+        Some(l) => (l, false),
+        None => {
+            let mut id = [0u8; 4];
+            random::fill(&mut id);
+            let peer = PeerLink {
+                systemid: p.systemid,
+                gid: p.gid,
+                mac: [0; 6],
+                qpn: 0,
+                psn: 0,
+                mtu: 0,
+            };
+            let lgr = LinkGroup::new(Role::Server, id, dev.clone(), peer)
+                .map_err(|_| DeclineReason::Other(DECL_ERR_RDYLNK))?;
+            (lgr, true)
+        }
+    };
+    let fail = |lgr: &LinkGroup, reason: u32| {
+        if first_contact {
+            lgr.terminate();
+        }
+        DeclineReason::Other(reason)
+    };
+    let (rmb, sndbuf) = match new_buffers(&lgr, dev, !first_contact) {
+        Ok(b) => b,
+        Err(_) => return Err(fail(&lgr, DECL_ERR_REGBUF)),
+    };
+    let (rkey, addr) = (rmb.rkey(), rmb.iova());
+    let conn = match Conn::new(next_token(), lgr.clone(), None, rmb, sndbuf, waker) {
+        Ok(c) => c,
+        Err(_) => return Err(fail(&lgr, DECL_MEM)),
+    };
+    // In the table before the Accept goes: the client may write as soon
+    // as it has it.
+    if lgr.conns.lock().insert(conn.clone()).is_err() {
+        return Err(fail(&lgr, DECL_MEM));
+    }
+    let release = p.release.min(SMC_RELEASE);
+    let fce = first_contact.then(|| FirstContactExt {
+        v2_direct: !dev.uses_gateway,
+        os_type: OS_LINUX,
+        release,
+        hostname: crate::sys::genl::hostname(),
+        max_conns: if release >= 1 { p.max_conns.min(255) } else { 0 },
+        // One link per link group: the client does not wait for a second.
+        max_links: if release >= 1 { 1 } else { 0 },
+        feature_mask: if release >= 1 { p.feature_mask & SMC_FEATURE_MASK } else { 0 },
+    });
+    let accept = SmcrAcceptConfirm {
+        kind: MsgType::Accept,
+        version: SMC_V2,
+        first_contact,
+        local: LocalInfo {
+            peer_id: crate::ib::local_systemid(),
+            gid: dev.gid,
+            mac: dev.mac,
+        },
+        qpn: lgr.qpn(),
+        rmb_rkey: rkey,
+        rmbe_idx: 1,
+        rmbe_alert_token: conn.token,
+        rmbe_size: bufsize::compress(DEFAULT_RMB_SIZE),
+        qp_mtu: lgr.mtu(),
+        rmb_dma_addr: addr,
+        psn: lgr.psn,
+        eid: p.eid,
+        fce,
+        gid_list: None,
+    };
+    Ok(ServerConn {
+        conn,
+        accept,
+        first_contact,
+    })
+}
+
+/// Takes the client's Confirm: where its RMB is, and on a new link group
+/// its queue pair, which the server then brings up and confirms in LLC.
+pub(crate) fn server_confirm(
+    reg: &LgrRegistry,
+    sc: &ServerConn,
+    c: &SmcrAcceptConfirm,
+) -> core::result::Result<(), DeclineReason> {
+    let lgr = &sc.conn.lgr;
+    if sc.first_contact {
+        lgr.set_peer_qp(c.qpn, c.psn, c.local.mac, c.qp_mtu);
+        if lgr.connect_qp().is_err() {
+            return Err(DeclineReason::Other(DECL_ERR_RDYLNK));
+        }
+        let regs = lgr
+            .register_mr(&sc.conn.rmb, MrAccess::RemoteWrite)
+            .and_then(|()| lgr.register_mr(&sc.conn.sndbuf, MrAccess::LocalWrite));
+        if regs.is_err() {
+            return Err(DeclineReason::Other(DECL_ERR_REGBUF));
+        }
+    } else {
+        let peer = lgr.peer();
+        if c.qpn != peer.qpn || c.local.gid != peer.gid {
+            return Err(DeclineReason::Other(DECL_NOSRVLINK));
+        }
+    }
+    let size = bufsize::uncompress(c.rmbe_size);
+    sc.conn.set_peer(PeerRmb {
+        token: c.rmbe_alert_token,
+        addr: c
+            .rmb_dma_addr
+            .wrapping_add(u64::from(c.rmbe_idx.saturating_sub(1)) * u64::from(size)),
+        rkey: c.rmb_rkey,
+        size,
+    });
+    if sc.first_contact {
+        let max_conns = sc.accept.fce.map_or(0, |f| f.max_conns);
+        match llc::server_confirm_link(lgr, max_conns) {
+            Ok(()) => {
+                lgr.set_active(1);
+                smc_dbg!("smcr: link 1 of a new link group is up (server)");
+                reg.add(lgr.clone())
+                    .map_err(|_| DeclineReason::Other(DECL_MEM))?;
+            }
+            Err(_) => return Err(DeclineReason::TimeoutConfirmLink),
+        }
+    }
+    Ok(())
 }

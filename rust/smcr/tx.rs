@@ -4,8 +4,9 @@
 //! the send buffer, RDMA-written into the peer's RMB at the producer cursor
 //! (two writes when the ring wraps), then one CDC message announces them.
 //!
-//! The send buffer has the size of the peer's RMB, so a byte has the same
-//! offset in both rings and a chunk crosses at most one ring end.
+//! The send buffer and the peer's RMB are rings of their own sizes; a chunk
+//! never crosses the end of the send buffer, so it crosses at most the end
+//! of the peer's ring (two writes).
 
 use super::cdc;
 use super::conn::Conn;
@@ -24,7 +25,7 @@ fn room(conn: &Conn) -> Result<u64> {
     if sh.sent_state.peer_done_writing || sh.sent_state.peer_conn_closed {
         return Err(EPIPE.into());
     }
-    let peer_free = u64::from(conn.peer.size).saturating_sub(sh.tx_prod - sh.tx_acked.min(sh.tx_prod));
+    let peer_free = u64::from(sh.peer.size).saturating_sub(sh.tx_prod - sh.tx_acked.min(sh.tx_prod));
     let buf_free = u64::from(conn.sndbuf_size()).saturating_sub(sh.tx_prod - sh.tx_fin.min(sh.tx_prod));
     Ok(peer_free.min(buf_free))
 }
@@ -74,33 +75,37 @@ pub(crate) fn send(
 /// peer's RMB and announces them. Returns how many bytes went.
 fn push(conn: &Conn, msg: &mut MsgHdr<'_>, n: usize) -> Result<usize> {
     let size = conn.sndbuf_size() as usize;
-    let start = {
+    let (start, peer) = {
         let sh = conn.shared.lock();
-        sh.tx_prod
+        (sh.tx_prod, sh.peer)
     };
-    let off = (start % size as u64) as usize;
-    let first = n.min(size - off);
-    let mut copied = conn.sndbuf.buf().fill_from_msg(off, first, msg)?;
-    if copied == first && n > first {
-        copied += conn.sndbuf.buf().fill_from_msg(0, n - first, msg)?;
+    let psize = peer.size as usize;
+    if psize == 0 {
+        return Err(EPIPE.into());
     }
+    let off = (start % size as u64) as usize;
+    let n = n.min(size - off);
+    let copied = conn.sndbuf.buf().fill_from_msg(off, n, msg)?;
     if copied == 0 {
         return Ok(0);
     }
     let lgr = &conn.lgr;
     let slot = lgr.get_slot()?;
-    let pieces = [(off, copied.min(size - off)), (0, copied.saturating_sub(size - off))];
+    // Where the bytes go in the peer's ring, split at its end.
+    let poff = (start % psize as u64) as usize;
+    let first = copied.min(psize - poff);
+    let pieces = [(off, poff, first), (off + first, 0, copied - first)];
     let mut part = 0;
     let mut result = Ok(());
-    for (o, l) in pieces {
-        if l == 0 {
+    for (src, dst, len) in pieces {
+        if len == 0 {
             continue;
         }
-        let Some(sge) = conn.sndbuf.sge(o, l as u32) else {
+        let Some(sge) = conn.sndbuf.sge(src, len as u32) else {
             result = Err(EPIPE.into());
             break;
         };
-        result = lgr.post_write(slot, part, sge, conn.peer.addr + o as u64, conn.peer.rkey);
+        result = lgr.post_write(slot, part, sge, peer.addr + dst as u64, peer.rkey);
         if result.is_err() {
             break;
         }
