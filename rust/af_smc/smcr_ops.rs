@@ -7,7 +7,8 @@
 
 use super::Sock;
 use crate::smcr::conn::Conn;
-use crate::smcr::{cdc, rx, tx};
+use crate::smcr::{rx, tx};
+use crate::wire::cdc::ConnStateFlags;
 use crate::sys::args::MsgHdr;
 use crate::sys::bindings as b;
 use kernel::prelude::*;
@@ -85,9 +86,18 @@ pub(super) fn shutdown(conn: &Conn, how: i32) -> Result {
     if how == b::sock_shutdown_cmd_SHUT_RD as i32 {
         return Ok(());
     }
-    let done = conn.shared.lock().sent_state.peer_done_writing;
+    let done = {
+        let sh = conn.shared.lock();
+        sh.sent_state.peer_done_writing || sh.pending_state.peer_done_writing
+    };
     if !done {
-        cdc::send(conn, |sh| sh.sent_state.peer_done_writing = true)?;
+        tx::send_state(
+            conn,
+            ConnStateFlags {
+                peer_done_writing: true,
+                ..ConnStateFlags::default()
+            },
+        )?;
     }
     conn.wake();
     Ok(())
@@ -101,10 +111,14 @@ pub(super) fn release(conn: Arc<Conn>) {
         sh.error.is_none() && !sh.sent_state.peer_conn_closed
     };
     if tell {
-        let _ = cdc::send(&conn, |sh| {
-            sh.sent_state.peer_done_writing = true;
-            sh.sent_state.peer_conn_closed = true;
-        });
+        let _ = tx::send_state(
+            &conn,
+            ConnStateFlags {
+                peer_done_writing: true,
+                peer_conn_closed: true,
+                peer_conn_abort: false,
+            },
+        );
     }
     conn.orphan();
     let lgr = conn.lgr.clone();

@@ -53,7 +53,12 @@ fn apply(conn: &Conn, cdc: &CdcMsg) {
     }
     let wants_update = cdc.prod_flags.cons_curs_upd_req || cdc.prod_flags.write_blocked;
     let unsent = sh.rx_cons > sh.rx_cons_sent;
+    let pending = sh.tx_copied > sh.tx_prod;
     drop(sh);
+    if pending {
+        // The peer may have made room for what waits in the send buffer.
+        super::tx::push(conn);
+    }
     if wants_update && unsent {
         // The peer waits for room: tell it now if a slot is free; else the
         // next read does.
@@ -102,6 +107,17 @@ pub(crate) fn post(
 ) -> Result {
     let mut sh = conn.shared.lock();
     update(&mut sh);
+    post_locked(conn, &mut sh, slot, flags)
+}
+
+/// Posts the connection's next CDC message on `slot` with the cursors in
+/// `sh` (the caller holds the connection's lock).
+pub(crate) fn post_locked(
+    conn: &Conn,
+    sh: &mut ConnShared,
+    slot: u32,
+    flags: ProducerFlags,
+) -> Result {
     let msg = CdcMsg {
         seqno: sh.tx_seq,
         token: sh.peer.token,

@@ -48,6 +48,8 @@ pub(crate) struct ConnShared {
     pub(crate) rx_cons_sent: u64,
     /// The peer's producer cursor as last received.
     pub(crate) rx_prod_curs: Cursor,
+    /// Bytes the application has put into the send buffer.
+    pub(crate) tx_copied: u64,
     /// Bytes we have written into the peer's RMB.
     pub(crate) tx_prod: u64,
     /// Bytes whose CDC message the device completed: the send buffer
@@ -67,6 +69,9 @@ pub(crate) struct ConnShared {
     pub(crate) peer_flags: ProducerFlags,
     /// Flags we have sent (done writing, closed, abort).
     pub(crate) sent_state: ConnStateFlags,
+    /// Flags to send once the send buffer is written out (a shutdown or
+    /// close with data still waiting).
+    pub(crate) pending_state: ConnStateFlags,
     /// The connection cannot be used any more (link down, protocol error,
     /// abort): `Some(errno)` for what calls report.
     pub(crate) error: Option<Error>,
@@ -118,6 +123,7 @@ impl Conn {
                         rx_cons: 0,
                         rx_cons_sent: 0,
                         rx_prod_curs: Cursor::default(),
+                        tx_copied: 0,
                         tx_prod: 0,
                         tx_fin: 0,
                         tx_acked: 0,
@@ -127,6 +133,7 @@ impl Conn {
                         peer_state: ConnStateFlags::default(),
                         peer_flags: ProducerFlags::default(),
                         sent_state: ConnStateFlags::default(),
+                        pending_state: ConnStateFlags::default(),
                         error: None,
                     },
                     "Conn::shared"

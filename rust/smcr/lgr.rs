@@ -27,7 +27,7 @@ use crate::sys::print::smc_dbg;
 use crate::sys::sync::{new_spinlock_bh, SpinLockBh};
 use crate::sys::errno::{EAGAIN, ENOLINK, ETIMEDOUT};
 use crate::wire::llc::LLC_LEN;
-use core::sync::atomic::{AtomicU32, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{new_condvar, Arc, CondVar};
 
@@ -144,6 +144,8 @@ pub(crate) struct LinkGroup {
     recv_cq: Arc<Cq>,
     /// Largest message the device sends inline (0: none).
     max_inline: AtomicU32,
+    /// A connection waits for a send slot to push its data.
+    slot_waiters: AtomicBool,
     #[pin]
     qp: SpinLockBh<LinkQp>,
     #[pin]
@@ -196,6 +198,7 @@ impl LinkGroup {
                 send_cq,
                 recv_cq,
                 max_inline: AtomicU32::new(0),
+                slot_waiters: AtomicBool::new(false),
                 qp <- new_spinlock_bh!(LinkQp::None, "LinkGroup::qp"),
                 tx <- new_spinlock_bh!(
                     TxSlots {
@@ -387,6 +390,12 @@ impl LinkGroup {
                 }
             };
         }
+    }
+
+    /// A connection found no free send slot: the next completion pushes
+    /// the connections that wait.
+    pub(crate) fn wait_for_slot(&self) {
+        self.slot_waiters.store(true, Ordering::Release);
     }
 
     /// How many connections the link group carries.
@@ -585,10 +594,12 @@ impl QpHandler for LinkGroup {
             self.link_down();
             return;
         }
+        let conns = self.conns.lock();
         if used.token != 0 {
-            self.conns
-                .lock()
-                .with(used.token, |c| c.tx_done(used.prod_total));
+            conns.with(used.token, |c| c.tx_done(used.prod_total));
+        }
+        if self.slot_waiters.swap(false, Ordering::AcqRel) {
+            conns.for_each(|c| super::tx::push(c));
         }
     }
 

@@ -1,38 +1,40 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Sending on an SMC-R connection: the application's bytes are copied into
-//! the send buffer, RDMA-written into the peer's RMB at the producer cursor
-//! (two writes when the ring wraps), then one CDC message announces them.
+//! Sending on an SMC-R connection: `send` copies the application's bytes
+//! into the send buffer and returns; [`push`] RDMA-writes what the peer's
+//! RMB has room for at the producer cursor (two writes when its ring
+//! wraps), then one CDC message announces them. What does not fit waits in
+//! the send buffer and goes when the peer reports room (its consumer
+//! cursor) or a send slot frees up, from the completion handler.
 //!
-//! The send buffer and the peer's RMB are rings of their own sizes; a chunk
-//! never crosses the end of the send buffer, so it crosses at most the end
-//! of the peer's ring (two writes).
+//! Cursors: `tx_fin <= tx_prod <= tx_copied`; the send buffer holds
+//! `tx_copied - tx_fin` bytes (written or not, not yet completed).
 
 use super::cdc;
-use super::conn::Conn;
+use super::conn::{Conn, ConnShared};
 use crate::sys::args::MsgHdr;
-use crate::sys::errno::{EAGAIN, EPIPE};
+use crate::sys::errno::{EAGAIN, EINTR, EPIPE};
 use crate::wire::cdc::ProducerFlags;
+use kernel::error::code::ERESTARTSYS;
 use kernel::prelude::*;
 
-/// Room for new bytes: what the peer's RMB can take and what the send
-/// buffer has free, whichever is less.
+/// Room for new bytes in the send buffer.
 fn room(conn: &Conn) -> Result<u64> {
     let sh = conn.shared.lock();
     if let Some(e) = sh.error {
         return Err(e);
     }
-    if sh.sent_state.peer_done_writing || sh.sent_state.peer_conn_closed {
+    let done = sh.sent_state.peer_done_writing || sh.pending_state.peer_done_writing;
+    if done || sh.sent_state.peer_conn_closed {
         return Err(EPIPE.into());
     }
-    let peer_free = u64::from(sh.peer.size).saturating_sub(sh.tx_prod - sh.tx_acked.min(sh.tx_prod));
-    let buf_free = u64::from(conn.sndbuf_size()).saturating_sub(sh.tx_prod - sh.tx_fin.min(sh.tx_prod));
-    Ok(peer_free.min(buf_free))
+    let used = sh.tx_copied.saturating_sub(sh.tx_fin);
+    Ok(u64::from(conn.sndbuf_size()).saturating_sub(used))
 }
 
 /// Sends `len` bytes of `msg`. A blocking call returns when every byte is
-/// on its way, as TCP's does; `wait` sleeps until the connection changes
-/// (or fails with `EAGAIN` after the timeout, or on a signal).
+/// in the send buffer, as TCP's does; `wait` sleeps until the connection
+/// changes (or fails with `EAGAIN` after the timeout, or on a signal).
 pub(crate) fn send(
     conn: &Conn,
     msg: &mut MsgHdr<'_>,
@@ -42,28 +44,24 @@ pub(crate) fn send(
 ) -> Result<usize> {
     let mut sent = 0usize;
     while sent < len {
-        let mut free = room(conn)?;
+        let free = room(conn)?;
         if free == 0 {
             if nonblock {
                 break;
             }
             let ready = || room(conn).map_or(true, |r| r > 0);
             match wait(&ready) {
-                Ok(()) => {}
-                Err(e) if sent > 0 && (e == EAGAIN || e == kernel::error::code::ERESTARTSYS || e == kernel::error::code::EINTR) => break,
+                Ok(()) => continue,
+                Err(e) if sent > 0 && (e == EAGAIN || e == ERESTARTSYS || e == EINTR) => break,
                 Err(e) => return Err(e),
             }
-            free = room(conn)?;
-            if free == 0 {
-                continue;
-            }
         }
-        let n = ((len - sent) as u64).min(free) as usize;
-        let n = push(conn, msg, n)?;
+        let n = copy_in(conn, msg, ((len - sent) as u64).min(free) as usize)?;
         if n == 0 {
             break;
         }
         sent += n;
+        push(conn);
     }
     if sent == 0 && len > 0 {
         return Err(EAGAIN.into());
@@ -71,56 +69,116 @@ pub(crate) fn send(
     Ok(sent)
 }
 
-/// Copies `n` bytes of `msg` into the send buffer, writes them into the
-/// peer's RMB and announces them. Returns how many bytes went.
-fn push(conn: &Conn, msg: &mut MsgHdr<'_>, n: usize) -> Result<usize> {
+/// Copies up to `n` bytes of `msg` into the send buffer (up to its end at
+/// most); returns how many.
+fn copy_in(conn: &Conn, msg: &mut MsgHdr<'_>, n: usize) -> Result<usize> {
     let size = conn.sndbuf_size() as usize;
-    let (start, peer) = {
-        let sh = conn.shared.lock();
-        (sh.tx_prod, sh.peer)
-    };
-    let psize = peer.size as usize;
-    if psize == 0 {
-        return Err(EPIPE.into());
-    }
+    // Only this socket's caller (under the socket lock) moves `tx_copied`.
+    let start = conn.shared.lock().tx_copied;
     let off = (start % size as u64) as usize;
-    let n = n.min(size - off);
-    let copied = conn.sndbuf.buf().fill_from_msg(off, n, msg)?;
-    if copied == 0 {
-        return Ok(0);
+    let copied = conn
+        .sndbuf
+        .buf()
+        .fill_from_msg(off, n.min(size - off), msg)?;
+    conn.shared.lock().tx_copied += copied as u64;
+    Ok(copied)
+}
+
+/// Writes what waits in the send buffer into the peer's RMB, as far as it
+/// has room and send slots are free; any context. A connection that waits
+/// for a slot is pushed again when one completes.
+pub(crate) fn push(conn: &Conn) {
+    let mut sh = conn.shared.lock();
+    while sh.error.is_none() && sh.tx_copied > sh.tx_prod {
+        let Ok(slot) = conn.lgr.try_get_slot() else {
+            conn.lgr.wait_for_slot();
+            return;
+        };
+        match write_chunk(conn, &mut sh, slot) {
+            Ok(true) => {}
+            Ok(false) => {
+                conn.lgr.put_slot(slot);
+                return;
+            }
+            Err(e) => {
+                conn.lgr.put_slot(slot);
+                sh.error = Some(e);
+                drop(sh);
+                conn.wake();
+                return;
+            }
+        }
     }
-    let lgr = &conn.lgr;
-    let slot = lgr.get_slot()?;
-    // Where the bytes go in the peer's ring, split at its end.
-    let poff = (start % psize as u64) as usize;
-    let first = copied.min(psize - poff);
-    let pieces = [(off, poff, first), (off + first, 0, copied - first)];
-    let mut part = 0;
-    let mut result = Ok(());
-    for (src, dst, len) in pieces {
+}
+
+/// Writes one chunk on `slot`: no further than the end of the send buffer
+/// and the room in the peer's RMB; `false` when there is no room.
+fn write_chunk(conn: &Conn, sh: &mut ConnShared, slot: u32) -> Result<bool> {
+    let peer = sh.peer;
+    let (size, psize) = (u64::from(conn.sndbuf_size()), u64::from(peer.size));
+    if psize == 0 {
+        return Ok(false);
+    }
+    let peer_free = psize.saturating_sub(sh.tx_prod - sh.tx_acked.min(sh.tx_prod));
+    if peer_free == 0 {
+        return Ok(false);
+    }
+    let off = sh.tx_prod % size;
+    let n = (sh.tx_copied - sh.tx_prod).min(peer_free).min(size - off);
+    let poff = sh.tx_prod % psize;
+    let first = n.min(psize - poff);
+    let pieces = [(off, poff, first), (off + first, 0, n - first)];
+    for (part, (src, dst, len)) in (0u32..).zip(pieces) {
         if len == 0 {
             continue;
         }
-        let Some(sge) = conn.sndbuf.sge(src, len as u32) else {
-            result = Err(EPIPE.into());
-            break;
-        };
-        result = lgr.post_write(slot, part, sge, peer.addr + dst as u64, peer.rkey);
-        if result.is_err() {
-            break;
-        }
-        part += 1;
+        let sge = conn.sndbuf.sge(src as usize, len as u32).ok_or(EPIPE)?;
+        conn.lgr
+            .post_write(slot, part, sge, peer.addr + dst, peer.rkey)?;
     }
-    let result = result.and_then(|()| {
-        cdc::post(conn, slot, ProducerFlags::default(), |sh| {
-            sh.tx_prod += copied as u64;
-        })
-    });
-    if let Err(e) = result {
-        lgr.put_slot(slot);
+    sh.tx_prod += n;
+    if sh.tx_prod == sh.tx_copied {
+        // The last bytes carry a shutdown or close that waited for them.
+        let p = sh.pending_state;
+        sh.sent_state.peer_done_writing |= p.peer_done_writing;
+        sh.sent_state.peer_conn_closed |= p.peer_conn_closed;
+    }
+    // More waits and the peer's RMB is full: ask for its consumer cursor.
+    let blocked = sh.tx_copied > sh.tx_prod && sh.tx_prod - sh.tx_acked >= psize;
+    let flags = ProducerFlags {
+        write_blocked: blocked,
+        ..ProducerFlags::default()
+    };
+    if let Err(e) = cdc::post_locked(conn, sh, slot, flags) {
+        // The writes went without their announcement: the connection is
+        // no longer in step with the peer.
         return Err(e);
     }
-    Ok(copied)
+    Ok(true)
+}
+
+/// Sends `flags` (done writing, closed) after everything in the send
+/// buffer, at once when it is empty.
+pub(crate) fn send_state(conn: &Conn, flags: crate::wire::cdc::ConnStateFlags) -> Result {
+    let now = {
+        let mut sh = conn.shared.lock();
+        if sh.tx_copied > sh.tx_prod {
+            sh.pending_state.peer_done_writing |= flags.peer_done_writing;
+            sh.pending_state.peer_conn_closed |= flags.peer_conn_closed;
+            false
+        } else {
+            true
+        }
+    };
+    if now {
+        cdc::send(conn, |sh| {
+            sh.sent_state.peer_done_writing |= flags.peer_done_writing;
+            sh.sent_state.peer_conn_closed |= flags.peer_conn_closed;
+        })
+    } else {
+        push(conn);
+        Ok(())
+    }
 }
 
 /// Whether a send would not block (poll's `EPOLLOUT`).

@@ -56,6 +56,7 @@ errnos! {
     ECONNRESET: "Connection reset by peer.",
     EEXIST: "Already exists.",
     EFAULT: "Bad address.",
+    EINTR: "Interrupted system call.",
     EINPROGRESS: "Operation now in progress.",
     EINVAL: "Invalid argument.",
     EISCONN: "Transport endpoint is already connected.",
