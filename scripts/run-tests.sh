@@ -132,6 +132,8 @@ vm_run single single smc_rs "$top/selftests/smc_rs_single.sh"
 vm_run pair pair smc_rs "$top/selftests/smc_rs_pair.sh" upstream "$top/selftests/smc_rs_pair.sh"
 # 5. SMC-R data path: upstream smc.ko serves, smc_rs connects over SMC-Rv2.
 vm_run smcr pair upstream "$top/selftests/smc_rs_smcr.sh" smc_rs "$top/selftests/smc_rs_smcr.sh"
+# 5b. The same pair captured on the wire and decoded by Wireshark's dissectors.
+vm_run capture pair upstream "$top/selftests/smc_rs_capture.sh" smc_rs "$top/selftests/smc_rs_capture.sh"
 # 6. The same pair without rxe devices: negotiation only.
 rxe=0 vm_run pair-norxe pair smc_rs "$top/selftests/smc_rs_pair_norxe.sh" upstream "$top/selftests/smc_rs_pair_norxe.sh"
 

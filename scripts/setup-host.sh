@@ -17,6 +17,7 @@ apt_pkgs=(
 	libbpf-dev bpftool
 	python3-venv g++
 	gnuplot-nox
+	tshark
 )
 
 missing=()
@@ -26,6 +27,10 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
 	log "installing Debian packages: ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
+	# wireshark-common (pulled in by tshark) asks whether non-root users may
+	# capture; the VM tests capture as root, so: no.
+	echo "wireshark-common wireshark-common/install-setuid boolean false" |
+		debconf-set-selections
 	apt-get update -qq
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
