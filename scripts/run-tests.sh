@@ -130,10 +130,13 @@ vm_run() {
 vm_run single single smc_rs "$top/selftests/smc_rs_single.sh"
 # 4. Two VMs: smc_rs on VM 1, upstream smc.ko on VM 2, both directions.
 vm_run pair pair smc_rs "$top/selftests/smc_rs_pair.sh" upstream "$top/selftests/smc_rs_pair.sh"
-# 5. SMC-R data path: upstream smc.ko serves, smc_rs connects over SMC-Rv2.
-vm_run smcr pair upstream "$top/selftests/smc_rs_smcr.sh" smc_rs "$top/selftests/smc_rs_smcr.sh"
-# 5b. The same pair captured on the wire and decoded by Wireshark's dissectors.
-vm_run capture pair upstream "$top/selftests/smc_rs_capture.sh" smc_rs "$top/selftests/smc_rs_capture.sh"
+# 5. SMC-R data path, the interop matrix: smc_rs as client of upstream
+# smc.ko, as server of upstream's client, and with itself.
+vm_run smcr-client pair upstream "$top/selftests/smc_rs_smcr.sh" smc_rs "$top/selftests/smc_rs_smcr.sh"
+vm_run smcr-server pair smc_rs "$top/selftests/smc_rs_smcr.sh" upstream "$top/selftests/smc_rs_smcr.sh"
+vm_run smcr-both pair smc_rs "$top/selftests/smc_rs_smcr.sh" smc_rs "$top/selftests/smc_rs_smcr.sh"
+# 5b. smc_rs with itself, captured on the wire and decoded by Wireshark's dissectors.
+vm_run capture pair smc_rs "$top/selftests/smc_rs_capture.sh" smc_rs "$top/selftests/smc_rs_capture.sh"
 # 6. The same pair without rxe devices: negotiation only.
 rxe=0 vm_run pair-norxe pair smc_rs "$top/selftests/smc_rs_pair_norxe.sh" upstream "$top/selftests/smc_rs_pair_norxe.sh"
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The SMC-R exchange as Wireshark sees it. VM 1 runs upstream smc.ko as the
-# server, VM 2 runs smc_rs as the client (as in smc_rs_smcr.sh); VM 2
+# The SMC-R exchange as Wireshark sees it. VM 1 serves, VM 2 runs smc_rs as
+# the client (as in smc_rs_smcr.sh; VM 1 runs smc_rs or upstream); VM 2
 # captures eth0 while a few connections echo their payload, then decodes the
 # capture with tshark's own dissectors: "smc" for CLC over TCP and for LLC
 # and CDC inside RoCEv2 (UDP port 4791), "infiniband" for the RDMA WRITEs
@@ -22,7 +22,12 @@ sizes="1 65536 1048576"
 nsizes=$(echo $sizes | wc -w)
 
 if [ "$SMC_VM" = 1 ]; then
-	run_test "upstream server for the captured SMC-R exchange (server side)" \
+	server=upstream
+	if ! lsmod | grep -q '^smc '; then
+		server=smc_rs
+		"$here/tools/smc_ueid" add SMC-RS-TESTBED
+	fi
+	run_test "$server server for the captured SMC-R exchange (server side)" \
 		timeout 300 smc_echo server -f smc -p "$port" -n "$nsizes"
 	exit 0
 fi
@@ -48,7 +53,7 @@ if [ -z "${SMC_CAPTURE:-}" ]; then
 	}
 	run_test "dumpcap captures eth0 (client side)" capture_started
 	for s in $sizes; do
-		run_test "smc_rs client -> upstream server over SMC-R, $s bytes echoed (captured)" \
+		run_test "smc_rs client -> SMC-R server, $s bytes echoed (captured)" \
 			timeout 120 smc_echo client -f smc -a "$peer" -p "$port" -s "$s" -w 90
 		total=$((total + s))
 	done
