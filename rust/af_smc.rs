@@ -265,6 +265,7 @@ fn smcr_conn(sock: &Sock<'_>) -> Option<Arc<Conn>> {
 /// Moves a connected socket to SMC-R mode over `conn`.
 fn enter_smcr(sock: &Sock<'_>, st: &mut Guard<'_>, side: Side, conn: Arc<Conn>) {
     count(sock.sk().net(), side, Event::Connection);
+    count(sock.sk().net(), side, Event::SmcrV2);
     smc_dbg!("{:?}: SMC-R, token {:#x}", side, conn.token);
     let reported = !matches!(st.state, SmcState::Connecting(_));
     st.state = SmcState::Smcr { conn, reported };

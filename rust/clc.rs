@@ -59,6 +59,7 @@ static REGISTRY: RcuPointer<Arc<LgrRegistry>> = RcuPointer::new();
 /// Publishes the link group registry (module load).
 fn start_smcr() -> Result {
     let reg = Arc::pin_init(LgrRegistry::new(), GFP_KERNEL)?;
+    crate::ib::set_device_users(Some(reg.clone()))?;
     REGISTRY.replace(Some(KBox::new(reg, GFP_KERNEL)?));
     Ok(())
 }
@@ -83,6 +84,7 @@ impl Drop for SmcrLinkGroups {
 /// Ends every link group (module unload, after the last socket).
 fn stop_smcr() {
     if let Some(reg) = registry() {
+        let _ = crate::ib::set_device_users(None);
         REGISTRY.replace(None);
         reg.shutdown();
     }

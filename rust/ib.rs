@@ -22,17 +22,33 @@ use kernel::sync::Arc;
 use kernel::types::ARef;
 use pnet::{PnetId, PNETID_LEN};
 
+/// What uses the devices (the link groups) and must let go of one that
+/// goes away, before ib_core finishes removing it.
+pub(crate) trait DeviceUsers: Send + Sync {
+    /// `dev` is going away: end everything on it. Process context.
+    fn device_removed(&self, dev: &SmcIbDevice);
+}
+
+/// The users of the devices, told about removals.
+static USERS: RcuPointer<Arc<dyn DeviceUsers>> = RcuPointer::new();
+
+/// Sets (or clears) who is told when a device goes away.
+pub(crate) fn set_device_users(users: Option<Arc<dyn DeviceUsers>>) -> Result {
+    let boxed = match users {
+        Some(u) => Some(KBox::new(u, GFP_KERNEL)?),
+        None => None,
+    };
+    USERS.replace(boxed);
+    Ok(())
+}
+
 /// A port of an RDMA device, as SMC sees it.
 struct SmcIbPort {
     number: u32,
     /// `IB_PORT_ACTIVE`, kept current by port events.
     active: AtomicBool,
-    /// The GID table changed since `has_v2_gid` was computed.
-    gids_stale: AtomicBool,
-    /// The port has a RoCE v2 GID holding an IPv4 address (current when
-    /// `gids_stale` is clear).
-    has_v2_gid: AtomicBool,
-    /// The active MTU as `enum ib_mtu`, refreshed when the port comes up.
+    /// The active MTU as `enum ib_mtu` when the device was added (a link
+    /// reads the current one).
     active_mtu: AtomicU32,
     /// Entries in the GID table (fixed per port).
     gid_table_len: u32,
@@ -78,24 +94,15 @@ impl IbEventSink for SmcIbDevice {
         match event {
             IbEvent::PortActive(n) | IbEvent::PortError(n) => {
                 if let Some(p) = self.port(n) {
+                    // Nothing is queried here: ib_core dispatches events
+                    // under a lock that drivers' query paths nest outside
+                    // of. The MTU is read when a link is made.
                     let up = matches!(event, IbEvent::PortActive(_));
-                    if up {
-                        // Event handlers run in process context: the query
-                        // may sleep.
-                        if let Ok(attr) = self.dev.query_port(n) {
-                            p.active_mtu.store(attr.active_mtu, Ordering::Relaxed);
-                        }
-                        select::define_systemid(&self.dev, n);
-                    }
                     p.active.store(up, Ordering::Release);
-                    p.gids_stale.store(true, Ordering::Release);
                 }
             }
-            IbEvent::GidChange(n) => {
-                if let Some(p) = self.port(n) {
-                    p.gids_stale.store(true, Ordering::Release);
-                }
-            }
+            // GIDs are looked up afresh for every new link.
+            IbEvent::GidChange(_) => {}
             IbEvent::DeviceFatal => {
                 for p in self.ports.iter() {
                     p.active.store(false, Ordering::Release);
@@ -179,8 +186,6 @@ impl IbClientOps for SmcIbClient {
                 SmcIbPort {
                     number,
                     active: AtomicBool::new(attr.active),
-                    gids_stale: AtomicBool::new(true),
-                    has_v2_gid: AtomicBool::new(false),
                     active_mtu: AtomicU32::new(attr.active_mtu),
                     gid_table_len: attr.gid_table_len,
                     pnetid: [0; PNETID_LEN],
@@ -237,6 +242,9 @@ impl IbClientOps for SmcIbClient {
         // stays listed (its memory is kept, its GIDs are gone) until the
         // next change of the list.
         entry.device.removed.store(true, Ordering::Release);
+        if let Some(users) = USERS.read(|u| u.cloned()) {
+            users.device_removed(&entry.device);
+        }
         let _ = update_devices(None, Some(&entry.device));
         drop(entry);
     }

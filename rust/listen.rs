@@ -399,8 +399,9 @@ fn finish_handshake<S: ListenSocket>(listener: ARef<SmcSk<S>>, child: KernelSock
         }
     };
     count(net, Side::Server, Event::Connection);
-    if smcr.is_none() {
-        count(net, Side::Server, Event::Fallback(reason));
+    match smcr {
+        Some(_) => count(net, Side::Server, Event::SmcrV2),
+        None => count(net, Side::Server, Event::Fallback(reason)),
     }
     let conn = Accepted {
         clcsock: child,

@@ -123,8 +123,9 @@ impl GenlFamily for SmcNetlink {
             }),
             b::SMC_NETLINK_GET_STATS => {
                 let errors = stats::handshake_errors(dump.net());
+                let smcr = stats::smcr_v2_connections(dump.net());
                 once(cmd, dump, |m| {
-                    m.nest(b::SMC_GEN_STATS as u16, |m| fill_stats(m, errors))
+                    m.nest(b::SMC_GEN_STATS as u16, |m| fill_stats(m, errors, smcr))
                 })
             }
             b::SMC_NETLINK_GET_FBACK_STATS => dump_fallbacks(cmd, dump),
@@ -160,10 +161,13 @@ fn once(
 /// `SMC_GEN_STATS`: per technology (SMC-D, then SMC-R) the buffer,
 /// payload and connection counters, then the handshake errors (client,
 /// server), in upstream's attribute order.
-fn fill_stats(m: &mut GenlMessage<'_>, (client_errors, server_errors): (u64, u64)) -> Result {
-    for tech in [b::SMC_NLA_STATS_SMCD_TECH, b::SMC_NLA_STATS_SMCR_TECH] {
-        m.nest(tech as u16, fill_tech)?;
-    }
+fn fill_stats(
+    m: &mut GenlMessage<'_>,
+    (client_errors, server_errors): (u64, u64),
+    smcr_v2: (u64, u64),
+) -> Result {
+    m.nest(b::SMC_NLA_STATS_SMCD_TECH as u16, |m| fill_tech(m, (0, 0)))?;
+    m.nest(b::SMC_NLA_STATS_SMCR_TECH as u16, |m| fill_tech(m, smcr_v2))?;
     m.put_u64(
         b::SMC_NLA_STATS_CLNT_HS_ERR_CNT as u16,
         client_errors,
@@ -176,10 +180,11 @@ fn fill_stats(m: &mut GenlMessage<'_>, (client_errors, server_errors): (u64, u64
     )
 }
 
-/// One technology's counters. No connection uses SMC-R or SMC-D yet (every
-/// one falls back to TCP), so each of them is 0: the attributes are all
-/// there, as upstream sends them, for the tools that read them.
-fn fill_tech(m: &mut GenlMessage<'_>) -> Result {
+/// One technology's counters: the v2 connections made as client and as
+/// server. The byte, request and buffer counters are not kept yet and read
+/// 0; the attributes are all there, as upstream sends them, for the tools
+/// that read them.
+fn fill_tech(m: &mut GenlMessage<'_>, (client_v2, server_v2): (u64, u64)) -> Result {
     const RMB: [u32; 7] = [
         b::SMC_NLA_STATS_RMB_REUSE_CNT,
         b::SMC_NLA_STATS_RMB_SIZE_SM_PEER_CNT,
@@ -227,9 +232,14 @@ fn fill_tech(m: &mut GenlMessage<'_>) -> Result {
                 .try_for_each(|a| m.put_u64(a as u16, 0, b::SMC_NLA_STATS_PLOAD_PAD as u16))
         })?;
     }
-    COUNTERS
-        .iter()
-        .try_for_each(|a| m.put_u64(*a as u16, 0, pad))?;
+    COUNTERS.iter().try_for_each(|a| {
+        let value = match *a {
+            b::SMC_NLA_STATS_T_CLNT_V2_SUCC => client_v2,
+            b::SMC_NLA_STATS_T_SRV_V2_SUCC => server_v2,
+            _ => 0,
+        };
+        m.put_u64(*a as u16, value, pad)
+    })?;
     m.put_uint(b::SMC_NLA_STATS_T_RX_RMB_USAGE as u16, 0)?;
     m.put_uint(b::SMC_NLA_STATS_T_TX_RMB_USAGE as u16, 0)?;
     MORE_COUNTERS

@@ -28,6 +28,8 @@ pub(crate) struct SideStats {
     /// CLC handshakes that failed (malformed, truncated or missing answers,
     /// socket errors).
     pub(crate) handshake_errors: AtomicU64,
+    /// Connections that agreed on SMC-Rv2.
+    pub(crate) smcr_v2: AtomicU64,
 }
 
 /// How many fallback reasons are told apart per side, as upstream
@@ -117,6 +119,17 @@ pub(crate) fn handshake_errors(net: &Net) -> (u64, u64) {
     .unwrap_or((0, 0))
 }
 
+/// `net`'s SMC-Rv2 connections, client then server.
+pub(crate) fn smcr_v2_connections(net: &Net) -> (u64, u64) {
+    crate::sys::pernet::with::<NetStats, _>(net, |s| {
+        (
+            s.client.smcr_v2.load(Ordering::Relaxed),
+            s.server.smcr_v2.load(Ordering::Relaxed),
+        )
+    })
+    .unwrap_or((0, 0))
+}
+
 static NET_STATS_ID: AtomicU32 = AtomicU32::new(0);
 
 impl PernetData for NetStats {
@@ -148,6 +161,8 @@ pub(crate) enum Event {
     Connection,
     /// A connection fell back to TCP.
     Fallback(DeclineReason),
+    /// A connection agreed on SMC-Rv2.
+    SmcrV2,
     /// A CLC handshake failed.
     HandshakeError,
     /// A peer echoed the SMC option without speaking CLC.
@@ -172,6 +187,7 @@ pub(crate) fn count(net: &Net, side: Side, event: Event) {
                 }
                 return;
             }
+            Event::SmcrV2 => &side.smcr_v2,
             Event::HandshakeError => &side.handshake_errors,
             Event::NonClcPeer => &s.non_clc_peers,
         };

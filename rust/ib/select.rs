@@ -105,8 +105,8 @@ fn port_gid(dev: &SmcIbDevice, port: &SmcIbPort, net: &Net, route: &RouteInfo) -
 /// The device, port and GID for an SMC-Rv2 connection in `net` whose IPv4
 /// traffic follows `route` (from the clcsock's local address to the peer),
 /// or `None` when no RDMA port can carry it.
-// Called by the CLC handshake once it offers and accepts SMC-Rv2.
-#[allow(dead_code)]
+///
+/// Process context: the port's current MTU is queried (may sleep).
 pub(crate) fn find_smcr_v2_device(net: &Net, route: &RouteInfo) -> Option<SmcrV2Device> {
     let (device, port, gid, path_mtu) = with_devices(|devices| {
         devices.iter().find_map(|d| {
@@ -127,6 +127,10 @@ pub(crate) fn find_smcr_v2_device(net: &Net, route: &RouteInfo) -> Option<SmcrV2
             })
         })
     })?;
+    let path_mtu = device
+        .dev
+        .query_port(port)
+        .map_or(path_mtu, |a| a.active_mtu);
     smc_dbg!(
         "ib: SMC-Rv2 via {} port {} gid[{}] (ifindex {}, mtu enum {}, {})",
         super::Name(&device.dev),
@@ -149,37 +153,6 @@ pub(crate) fn find_smcr_v2_device(net: &Net, route: &RouteInfo) -> Option<SmcrV2
         uses_gateway: route.uses_gateway,
         nexthop_mac: route.nexthop_mac,
         path_mtu,
-    })
-}
-
-/// Whether `port` has a RoCE v2 GID with an IPv4 address; the GID table is
-/// read again only after it changed. Does not sleep.
-fn port_has_v2_gid(dev: &IbDevice, port: &SmcIbPort) -> bool {
-    // An event that changes the table after this swap sets the flag again,
-    // so a change is never missed for long; a concurrent caller may see the
-    // previous answer meanwhile.
-    if port.gids_stale.swap(false, Ordering::AcqRel) {
-        let mut any = false;
-        dev.for_each_gid(port.number, port.gid_table_len, |e| {
-            any |= e.roce_v2 && gid_is_ipv4(&e.gid);
-        });
-        port.has_v2_gid.store(any, Ordering::Release);
-    }
-    port.has_v2_gid.load(Ordering::Acquire)
-}
-
-/// Whether any RDMA port is up with a RoCE v2 IPv4 GID: without one, SMC-R
-/// cannot be offered at all.
-// Called by the CLC handshake once it offers and accepts SMC-Rv2.
-#[allow(dead_code)]
-pub(crate) fn has_smcr_v2_device() -> bool {
-    with_devices(|devices| {
-        devices.iter().any(|d| {
-            !d.removed.load(Ordering::Acquire)
-                && d.ports
-                    .iter()
-                    .any(|p| p.active.load(Ordering::Acquire) && port_has_v2_gid(&d.dev, p))
-        })
     })
 }
 
@@ -230,8 +203,6 @@ pub(super) fn define_systemid(dev: &IbDevice, port: u32) {
 
 /// The system identifier as SMC messages carry it (`id_for_peer`,
 /// `peer_systemid`): fixed once an RDMA port was seen up.
-// Called by the CLC handshake once it offers and accepts SMC-Rv2.
-#[allow(dead_code)]
 pub(crate) fn local_systemid() -> [u8; 8] {
     let cur = SYSTEMID.load(Ordering::Acquire);
     if systemid_parts(cur).0 != [0; 2] {

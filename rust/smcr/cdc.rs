@@ -10,6 +10,7 @@ use crate::sys::print::smc_dbg;
 use crate::wire::cdc::{seq_before, CdcMsg, ProducerFlags, CDC_LEN};
 use crate::wire::cursor::{peer_consumer_advance, peer_producer_advance, CursorError};
 use kernel::prelude::*;
+use kernel::sync::Arc;
 
 /// Takes a CDC message the peer sent (softirq): checks everything in it
 /// against what the connection allows, then applies it. A message for an
@@ -27,7 +28,7 @@ pub(crate) fn received(lgr: &LinkGroup, msg: &[u8]) {
 }
 
 /// Applies a parsed message to its connection.
-fn apply(conn: &Conn, cdc: &CdcMsg) {
+fn apply(conn: &Arc<Conn>, cdc: &CdcMsg) {
     let mut sh = conn.shared.lock();
     if let Some(last) = sh.rx_seq {
         // Upstream drops what is older than the last message taken.
@@ -55,9 +56,11 @@ fn apply(conn: &Conn, cdc: &CdcMsg) {
     let unsent = sh.rx_cons > sh.rx_cons_sent;
     let pending = sh.tx_copied > sh.tx_prod;
     drop(sh);
-    if pending {
+    // A closed socket's connection waits for the peer's close to be freed:
+    // its work item frees it (process context).
+    if pending || (f.any_close() && conn.finished()) {
         // The peer may have made room for what waits in the send buffer.
-        super::tx::push(conn);
+        conn.schedule_push();
     }
     if wants_update && unsent {
         // The peer waits for room: tell it now if a slot is free; else the

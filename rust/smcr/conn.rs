@@ -16,7 +16,8 @@ use crate::wire::cdc::{ConnStateFlags, ProducerFlags};
 use crate::wire::cursor::Cursor;
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::prelude::*;
-use kernel::sync::Arc;
+use kernel::sync::{new_mutex, Arc, Mutex};
+use kernel::workqueue::{impl_has_work, new_work, Work, WorkItem};
 use kernel::types::ARef;
 
 /// Connections per link group (upstream's maximum).
@@ -82,10 +83,18 @@ pub(crate) struct ConnShared {
 pub(crate) struct Conn {
     /// Our token: the peer names this connection with it.
     pub(crate) token: u32,
-    /// Our receive buffer, registered for the peer's RDMA WRITEs.
-    pub(crate) rmb: Arc<RegisteredBuf>,
-    /// Our send buffer, read by the device.
-    pub(crate) sndbuf: Arc<RegisteredBuf>,
+    /// Our receive buffer, registered for the peer's RDMA WRITEs, until
+    /// the link group ends (a device that goes away takes it back).
+    #[pin]
+    pub(crate) rmb: Mutex<Option<Arc<RegisteredBuf>>>,
+    /// Our send buffer, read by the device; taken back like the RMB.
+    #[pin]
+    pub(crate) sndbuf: Mutex<Option<Arc<RegisteredBuf>>>,
+    rmb_size: u32,
+    sndbuf_size: u32,
+    /// Pushes the send buffer out when the completion handler found room.
+    #[pin]
+    tx_work: Work<Conn>,
     /// The clcsock, whose wait queue the socket's callers sleep on.
     pub(crate) waker: ARef<TcpSock>,
     /// The socket was closed: the link group frees the connection once the
@@ -112,8 +121,11 @@ impl Conn {
             try_pin_init!(Conn {
                 token,
                 lgr,
-                rmb,
-                sndbuf,
+                rmb_size: rmb.buf().len() as u32,
+                sndbuf_size: sndbuf.buf().len() as u32,
+                rmb <- new_mutex!(Some(rmb), "Conn::rmb"),
+                sndbuf <- new_mutex!(Some(sndbuf), "Conn::sndbuf"),
+                tx_work <- new_work!("Conn::tx_work"),
                 waker,
                 orphaned: AtomicBool::new(false),
                 shared <- new_spinlock_bh!(
@@ -145,7 +157,7 @@ impl Conn {
 
     /// Size of our RMB.
     pub(crate) fn rmb_size(&self) -> u32 {
-        self.rmb.buf().len() as u32
+        self.rmb_size
     }
 
     /// The server learned where the client's RMB is.
@@ -155,7 +167,23 @@ impl Conn {
 
     /// Size of our send buffer.
     pub(crate) fn sndbuf_size(&self) -> u32 {
-        self.sndbuf.buf().len() as u32
+        self.sndbuf_size
+    }
+
+    /// Pushes the send buffer from process context (any context may ask).
+    pub(crate) fn schedule_push(self: &Arc<Self>) {
+        // Already queued: that run pushes.
+        crate::sys::work::queue_arc(self.clone());
+    }
+
+    /// Takes the buffers back (the link group ended): their memory
+    /// regions are deregistered now, whoever still holds the connection.
+    /// Process context; the link's queue pair is gone.
+    pub(crate) fn revoke_buffers(&self) {
+        let rmb = self.rmb.lock().take();
+        drop(rmb);
+        let sndbuf = self.sndbuf.lock().take();
+        drop(sndbuf);
     }
 
     /// Wakes whoever waits on the socket (readers, writers, pollers).
@@ -197,6 +225,22 @@ impl Conn {
         }
         drop(sh);
         self.wake();
+    }
+}
+
+impl_has_work! {
+    impl HasWork<Self> for Conn { self.tx_work }
+}
+
+impl WorkItem for Conn {
+    type Pointer = Arc<Conn>;
+
+    fn run(conn: Arc<Conn>) {
+        super::tx::push(&conn);
+        // Closed on both sides: nobody writes into the buffers any more.
+        if conn.finished() {
+            conn.lgr.reap();
+        }
     }
 }
 
@@ -242,7 +286,7 @@ impl ConnTable {
     }
 
     /// Runs `f` on the connection with `token`, if there is one.
-    pub(crate) fn with(&self, token: u32, f: impl FnOnce(&Conn)) -> bool {
+    pub(crate) fn with(&self, token: u32, f: impl FnOnce(&Arc<Conn>)) -> bool {
         match self.conns.iter().flatten().find(|c| c.token == token) {
             Some(c) => {
                 f(c);
@@ -252,15 +296,24 @@ impl ConnTable {
         }
     }
 
+    /// Takes out connections (all of them, in rounds), into `out`.
+    pub(crate) fn take_all(&mut self, out: &mut [Option<Arc<Conn>>]) -> usize {
+        self.take_if(out, |_| true)
+    }
+
     /// Takes out the connections that are [`finished`](Conn::finished),
     /// into `out` (to be dropped in process context).
     pub(crate) fn take_finished(&mut self, out: &mut [Option<Arc<Conn>>]) -> usize {
+        self.take_if(out, |c| c.finished())
+    }
+
+    fn take_if(&mut self, out: &mut [Option<Arc<Conn>>], pick: impl Fn(&Conn) -> bool) -> usize {
         let mut n = 0;
         for slot in self.conns.iter_mut() {
             if n == out.len() {
                 break;
             }
-            if slot.as_ref().is_some_and(|c| c.finished()) {
+            if slot.as_ref().is_some_and(|c| pick(c)) {
                 if let Some(dst) = out.get_mut(n) {
                     *dst = slot.take();
                     n += 1;
@@ -276,7 +329,7 @@ impl ConnTable {
     }
 
     /// Runs `f` on every connection.
-    pub(crate) fn for_each(&self, mut f: impl FnMut(&Conn)) {
+    pub(crate) fn for_each(&self, mut f: impl FnMut(&Arc<Conn>)) {
         for c in self.conns.iter().flatten() {
             f(c);
         }

@@ -29,7 +29,7 @@ use crate::sys::errno::{EAGAIN, ENOLINK, ETIMEDOUT};
 use crate::wire::llc::LLC_LEN;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
 use kernel::prelude::*;
-use kernel::sync::{new_condvar, Arc, CondVar};
+use kernel::sync::{new_condvar, new_mutex, Arc, CondVar, Mutex};
 
 /// Bytes of a control message buffer (upstream's work request buffer).
 pub(crate) const WR_BUF_SIZE: usize = 48;
@@ -122,6 +122,13 @@ pub(crate) struct PeerLink {
     pub(crate) mtu: u8,
 }
 
+/// The verbs objects of a link that the queue pair does not own.
+struct LinkVerbs {
+    pd: Arc<Pd>,
+    _send_cq: Arc<Cq>,
+    _recv_cq: Arc<Cq>,
+}
+
 /// A link group with its single link.
 #[pin_data]
 pub(crate) struct LinkGroup {
@@ -139,9 +146,11 @@ pub(crate) struct LinkGroup {
     /// The link number the server gave.
     link_num: AtomicU8,
     state: AtomicU8,
-    pd: Arc<Pd>,
-    send_cq: Arc<Cq>,
-    recv_cq: Arc<Cq>,
+    /// The protection domain and completion queues, until the link group
+    /// ends (a device that goes away takes them back with everything else,
+    /// even while sockets still hold the link group).
+    #[pin]
+    verbs: Mutex<Option<LinkVerbs>>,
     /// Largest message the device sends inline (0: none).
     max_inline: AtomicU32,
     /// A connection waits for a send slot to push its data.
@@ -185,6 +194,11 @@ impl LinkGroup {
         let mut psn_bytes = [0u8; 4];
         crate::sys::random::fill(&mut psn_bytes);
         let psn = u32::from_ne_bytes(psn_bytes) & 0x00ff_ffff;
+        let verbs = LinkVerbs {
+            pd: pd.clone(),
+            _send_cq: send_cq.clone(),
+            _recv_cq: recv_cq.clone(),
+        };
         let lgr = Arc::pin_init(
             try_pin_init!(LinkGroup {
                 id,
@@ -194,9 +208,7 @@ impl LinkGroup {
                 peer <- new_spinlock_bh!(peer, "LinkGroup::peer"),
                 link_num: AtomicU8::new(0),
                 state: AtomicU8::new(LinkState::Activating as u8),
-                pd,
-                send_cq,
-                recv_cq,
+                verbs <- new_mutex!(Some(verbs), "LinkGroup::verbs"),
                 max_inline: AtomicU32::new(0),
                 slot_waiters: AtomicBool::new(false),
                 qp <- new_spinlock_bh!(LinkQp::None, "LinkGroup::qp"),
@@ -227,18 +239,15 @@ impl LinkGroup {
             max_recv_sge: 2,
             max_inline_data: WR_BUF_SIZE as u32,
         };
-        let qp = match Qp::create(
-            &lgr.pd,
-            &lgr.send_cq,
-            &lgr.recv_cq,
+        let qp = Qp::create(
+            &pd,
+            &send_cq,
+            &recv_cq,
             caps,
             lgr.dev.port,
             lgr.clone(),
             bufs,
-        ) {
-            Ok(qp) => qp,
-            Err(e) => return Err(e),
-        };
+        )?;
         let granted = qp.caps();
         lgr.max_inline
             .store(granted.max_inline_data, Ordering::Relaxed);
@@ -471,8 +480,12 @@ impl LinkGroup {
     }
 
     /// The protection domain, for memory regions of this link group.
-    pub(crate) fn pd(&self) -> &Arc<Pd> {
-        &self.pd
+    pub(crate) fn pd(&self) -> Result<Arc<Pd>> {
+        self.verbs
+            .lock()
+            .as_ref()
+            .map(|v| v.pd.clone())
+            .ok_or(ENOLINK.into())
     }
 
     /// Sends one LLC message, waiting for a slot.
@@ -560,6 +573,22 @@ impl LinkGroup {
         self.link_down();
         let qp = core::mem::replace(&mut *self.qp.lock(), LinkQp::None);
         drop(qp);
+        // Nothing reaches the buffers any more: every connection leaves the
+        // link group and gives its buffers back, now, also those a socket
+        // still holds (their calls fail from here on).
+        loop {
+            let mut out: [Option<Arc<Conn>>; 16] = [const { None }; 16];
+            let n = self.conns.lock().take_all(&mut out);
+            for c in out.iter().flatten() {
+                c.revoke_buffers();
+            }
+            drop(out);
+            if n < 16 {
+                break;
+            }
+        }
+        let verbs = self.verbs.lock().take();
+        drop(verbs);
     }
 
     /// Frees the connections that are closed on both sides (process
@@ -599,7 +628,7 @@ impl QpHandler for LinkGroup {
             conns.with(used.token, |c| c.tx_done(used.prod_total));
         }
         if self.slot_waiters.swap(false, Ordering::AcqRel) {
-            conns.for_each(|c| super::tx::push(c));
+            conns.for_each(|c| c.schedule_push());
         }
     }
 
@@ -654,9 +683,10 @@ impl QpHandler for LinkGroup {
 fn read_rx<S: QpState>(qp: &Qp<S, LinkGroup>, slot: u32, len: usize, out: &mut [u8]) -> usize {
     let n = len.min(out.len());
     let head = n.min(WR_BUF_SIZE);
-    let Some((first, rest)) = out.split_at_mut_checked(head) else {
+    if head > out.len() {
         return 0;
-    };
+    }
+    let (first, rest) = out.split_at_mut(head);
     if qp.local_buf(RX_BUFS).map_or(true, |b| b.read(slot as usize * 64, first).is_err()) {
         return 0;
     }

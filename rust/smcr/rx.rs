@@ -8,7 +8,7 @@
 use super::cdc;
 use super::conn::Conn;
 use crate::sys::args::MsgHdr;
-use crate::sys::errno::EAGAIN;
+use crate::sys::errno::{EAGAIN, ECONNRESET};
 use kernel::prelude::*;
 
 /// What a reader finds.
@@ -87,10 +87,17 @@ pub(crate) fn recv(
         let start = conn.shared.lock().rx_cons + if peek { got as u64 } else { 0 };
         let off = (start % size as u64) as usize;
         let first = want.min(size - off);
-        let mut copied = conn.rmb.buf().drain_to_msg(off, first, msg)?;
-        if copied == first && want > first {
-            copied += conn.rmb.buf().drain_to_msg(0, want - first, msg)?;
-        }
+        let copied = {
+            let rmb = conn.rmb.lock();
+            let rmb = rmb.as_ref().ok_or(ECONNRESET)?.buf();
+            // What the peer's device wrote, visible to the CPU.
+            rmb.sync_for_cpu();
+            let mut copied = rmb.drain_to_msg(off, first, msg)?;
+            if copied == first && want > first {
+                copied += rmb.drain_to_msg(0, want - first, msg)?;
+            }
+            copied
+        };
         got += copied;
         if peek {
             if copied < want || got as u64 >= n {

@@ -10,7 +10,7 @@
 use super::conn::{Conn, PeerRmb};
 use super::lgr::{LinkGroup, LinkState, PeerLink, Role};
 use super::llc;
-use crate::ib::SmcrV2Device;
+use crate::ib::{DeviceUsers, SmcIbDevice, SmcrV2Device};
 use crate::sys::errno::ENOSPC;
 use crate::sys::ib::buf::DmaBuf;
 use crate::sys::ib::mr::{MrAccess, RegisteredBuf};
@@ -103,6 +103,32 @@ impl LgrRegistry {
         Ok(())
     }
 
+    /// Ends the link groups on `dev` (it goes away): their queue pairs and
+    /// buffers go now; the peers see the link fail.
+    fn end_on_device(&self, dev: &SmcIbDevice) {
+        let mut ended = KVec::new();
+        {
+            let mut lgrs = self.lgrs.lock();
+            for slot in lgrs.iter_mut() {
+                if slot
+                    .as_ref()
+                    .is_some_and(|l| core::ptr::eq(&*l.dev.device, dev))
+                {
+                    if let Some(l) = slot.take() {
+                        // Without memory for the list, end it right here.
+                        if let Err(kernel::alloc::AllocError) = ended.push(l.clone(), GFP_KERNEL) {
+                            l.terminate();
+                        }
+                    }
+                }
+            }
+        }
+        for l in ended.iter() {
+            smc_dbg!("smcr: device removed, link group ends");
+            l.terminate();
+        }
+    }
+
     /// Ends every link group (module unload): the peers are told.
     pub(crate) fn shutdown(&self) {
         let mut lgrs = self.lgrs.lock();
@@ -114,6 +140,12 @@ impl LgrRegistry {
                 l.terminate();
             }
         }
+    }
+}
+
+impl DeviceUsers for LgrRegistry {
+    fn device_removed(&self, dev: &SmcIbDevice) {
+        self.end_on_device(dev);
     }
 }
 
@@ -175,7 +207,7 @@ pub(crate) fn client_accept(
     let ibdev = dev.device.ib();
     let registered = |size: u32, access: MrAccess| -> Result<Arc<RegisteredBuf>> {
         let buf = DmaBuf::new(ibdev, size as usize)?;
-        let reg = Arc::new(RegisteredBuf::new(lgr.pd(), buf)?, GFP_KERNEL)?;
+        let reg = Arc::new(RegisteredBuf::new(&lgr.pd()?, buf)?, GFP_KERNEL)?;
         lgr.register_mr(&reg, access)?;
         Ok(reg)
     };
@@ -200,7 +232,7 @@ pub(crate) fn client_accept(
     if lgr.conns.lock().insert(conn.clone()).is_err() {
         return Err(fail(&lgr, DECL_MEM));
     }
-    let mut confirm = a.clone();
+    let mut confirm = *a;
     if let Some(fce) = confirm.fce.as_mut() {
         // The server checks that we took its maximums; the name is ours.
         fce.hostname = crate::sys::genl::hostname();
@@ -284,7 +316,7 @@ fn new_buffers(
     let ibdev = dev.device.ib();
     let make = |access: MrAccess| -> Result<Arc<RegisteredBuf>> {
         let buf = DmaBuf::new(ibdev, DEFAULT_RMB_SIZE as usize)?;
-        let reg = Arc::new(RegisteredBuf::new(lgr.pd(), buf)?, GFP_KERNEL)?;
+        let reg = Arc::new(RegisteredBuf::new(&lgr.pd()?, buf)?, GFP_KERNEL)?;
         if register {
             lgr.register_mr(&reg, access)?;
         }
@@ -346,7 +378,7 @@ pub(crate) fn server_accept(
         os_type: OS_LINUX,
         release,
         hostname: crate::sys::genl::hostname(),
-        max_conns: if release >= 1 { p.max_conns.min(255) } else { 0 },
+        max_conns: if release >= 1 { p.max_conns } else { 0 },
         // One link per link group: the client does not wait for a second.
         max_links: if release >= 1 { 1 } else { 0 },
         feature_mask: if release >= 1 { p.feature_mask & SMC_FEATURE_MASK } else { 0 },
@@ -392,9 +424,14 @@ pub(crate) fn server_confirm(
         if lgr.connect_qp().is_err() {
             return Err(DeclineReason::Other(DECL_ERR_RDYLNK));
         }
-        let regs = lgr
-            .register_mr(&sc.conn.rmb, MrAccess::RemoteWrite)
-            .and_then(|()| lgr.register_mr(&sc.conn.sndbuf, MrAccess::LocalWrite));
+        let rmb = sc.conn.rmb.lock().clone();
+        let sndbuf = sc.conn.sndbuf.lock().clone();
+        let regs = match (rmb, sndbuf) {
+            (Some(rmb), Some(sndbuf)) => lgr
+                .register_mr(&rmb, MrAccess::RemoteWrite)
+                .and_then(|()| lgr.register_mr(&sndbuf, MrAccess::LocalWrite)),
+            _ => Err(crate::sys::errno::ENOLINK.into()),
+        };
         if regs.is_err() {
             return Err(DeclineReason::Other(DECL_ERR_REGBUF));
         }

@@ -13,7 +13,8 @@
 use super::cdc;
 use super::conn::{Conn, ConnShared};
 use crate::sys::args::MsgHdr;
-use crate::sys::errno::{EAGAIN, EINTR, EPIPE};
+use crate::sys::errno::{EAGAIN, ECONNRESET, EINTR, EPIPE};
+use crate::sys::ib::mr::RegisteredBuf;
 use crate::wire::cdc::ProducerFlags;
 use kernel::error::code::ERESTARTSYS;
 use kernel::prelude::*;
@@ -76,25 +77,34 @@ fn copy_in(conn: &Conn, msg: &mut MsgHdr<'_>, n: usize) -> Result<usize> {
     // Only this socket's caller (under the socket lock) moves `tx_copied`.
     let start = conn.shared.lock().tx_copied;
     let off = (start % size as u64) as usize;
-    let copied = conn
-        .sndbuf
-        .buf()
-        .fill_from_msg(off, n.min(size - off), msg)?;
+    let copied = {
+        let sndbuf = conn.sndbuf.lock();
+        let buf = sndbuf.as_ref().ok_or(ECONNRESET)?.buf();
+        let copied = buf.fill_from_msg(off, n.min(size - off), msg)?;
+        // The device reads what the CPU wrote (a no-op where DMA is coherent).
+        buf.sync_for_device();
+        copied
+    };
     conn.shared.lock().tx_copied += copied as u64;
     Ok(copied)
 }
 
 /// Writes what waits in the send buffer into the peer's RMB, as far as it
-/// has room and send slots are free; any context. A connection that waits
-/// for a slot is pushed again when one completes.
+/// has room and send slots are free; process context (the completion
+/// handler asks for it through the connection's work item). A connection
+/// that waits for a slot is pushed again when one completes.
 pub(crate) fn push(conn: &Conn) {
+    let sndbuf = conn.sndbuf.lock();
+    let Some(sndbuf) = sndbuf.as_ref() else {
+        return;
+    };
     let mut sh = conn.shared.lock();
     while sh.error.is_none() && sh.tx_copied > sh.tx_prod {
         let Ok(slot) = conn.lgr.try_get_slot() else {
             conn.lgr.wait_for_slot();
             return;
         };
-        match write_chunk(conn, &mut sh, slot) {
+        match write_chunk(conn, sndbuf, &mut sh, slot) {
             Ok(true) => {}
             Ok(false) => {
                 conn.lgr.put_slot(slot);
@@ -113,7 +123,12 @@ pub(crate) fn push(conn: &Conn) {
 
 /// Writes one chunk on `slot`: no further than the end of the send buffer
 /// and the room in the peer's RMB; `false` when there is no room.
-fn write_chunk(conn: &Conn, sh: &mut ConnShared, slot: u32) -> Result<bool> {
+fn write_chunk(
+    conn: &Conn,
+    sndbuf: &RegisteredBuf,
+    sh: &mut ConnShared,
+    slot: u32,
+) -> Result<bool> {
     let peer = sh.peer;
     let (size, psize) = (u64::from(conn.sndbuf_size()), u64::from(peer.size));
     if psize == 0 {
@@ -132,7 +147,7 @@ fn write_chunk(conn: &Conn, sh: &mut ConnShared, slot: u32) -> Result<bool> {
         if len == 0 {
             continue;
         }
-        let sge = conn.sndbuf.sge(src as usize, len as u32).ok_or(EPIPE)?;
+        let sge = sndbuf.sge(src as usize, len as u32).ok_or(EPIPE)?;
         conn.lgr
             .post_write(slot, part, sge, peer.addr + dst, peer.rkey)?;
     }
@@ -149,11 +164,9 @@ fn write_chunk(conn: &Conn, sh: &mut ConnShared, slot: u32) -> Result<bool> {
         write_blocked: blocked,
         ..ProducerFlags::default()
     };
-    if let Err(e) = cdc::post_locked(conn, sh, slot, flags) {
-        // The writes went without their announcement: the connection is
-        // no longer in step with the peer.
-        return Err(e);
-    }
+    // Should this fail, the writes went without their announcement: the
+    // caller fails the connection, which is no longer in step with the peer.
+    cdc::post_locked(conn, sh, slot, flags)?;
     Ok(true)
 }
 

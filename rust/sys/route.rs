@@ -60,8 +60,6 @@ impl Drop for Neighbour {
 /// next hop's MAC address, which must be known (a valid neighbour state).
 /// `ENOENT` when there is no such route, the gateway is not IPv4, or the
 /// next hop's address is not resolved.
-// Called by the CLC handshake once it offers and accepts SMC-Rv2.
-#[allow(dead_code)]
 pub(crate) fn find_route_v4(net: &Net, saddr: [u8; 4], daddr: [u8; 4]) -> Result<RouteInfo> {
     if daddr == [0xff; 4] || daddr == [0; 4] {
         return Err(ENOENT.into());

@@ -349,8 +349,6 @@ impl KernelSocket {
     }
 
     /// The namespace the socket lives in.
-    // Used by the CLC handshake once it offers and accepts SMC-Rv2.
-    #[allow(dead_code)]
     pub(crate) fn net(&self) -> &Net {
         // SAFETY: a live socket's namespace outlives it (the socket holds a
         // reference), and the borrow ends with `self`.
@@ -359,15 +357,11 @@ impl KernelSocket {
 
     /// The local IPv4 address (an IPv4-mapped IPv6 address counts as IPv4);
     /// `None` for other IPv6 addresses or when there is none.
-    // Used by the CLC handshake once it offers and accepts SMC-Rv2.
-    #[allow(dead_code)]
     pub(crate) fn local_addr(&self) -> Option<[u8; 4]> {
         self.ipv4_name(false)
     }
 
     /// The peer's IPv4 address, as [`Self::local_addr`].
-    // Used by the CLC handshake once it offers and accepts SMC-Rv2.
-    #[allow(dead_code)]
     pub(crate) fn peer_addr(&self) -> Option<[u8; 4]> {
         self.ipv4_name(true)
     }

@@ -158,6 +158,20 @@ pub(crate) fn spawn_handshake(job: impl FnOnce() + Send + 'static) -> Result {
         .map_err(|_| ENOMEM.into())
 }
 
+/// Queues the work item of a reference-counted object on the handshake
+/// workqueue (which module exit drains). False when it was queued already,
+/// or while the module unloads.
+pub(crate) fn queue_arc<T>(item: kernel::sync::Arc<T>) -> bool
+where
+    T: kernel::workqueue::WorkItem<Pointer = kernel::sync::Arc<T>>
+        + kernel::workqueue::HasWork<T>
+        + Send
+        + Sync
+        + 'static,
+{
+    handshake_queue().is_some_and(|q| q.enqueue(item).is_ok())
+}
+
 /// Owns the handshake workqueue; destroying it (at module exit) waits for
 /// every work item, so no module code runs after unload.
 pub(crate) struct HandshakeQueue(());

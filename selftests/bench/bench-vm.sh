@@ -155,6 +155,10 @@ perftest_server() {
 }
 
 common_setup() {
+	# SMC-Rv2 needs a UEID on both sides; the bed gives upstream's module
+	# one when it loads it, smc_rs gets the same one here.
+	[ "$contender" = smc_rs ] && [ "$dryrun" != 1 ] &&
+		"$top/selftests/tools/smc_ueid" add SMC-RS-TESTBED
 	# Connection-rate runs leave thousands of TIME_WAIT sockets on VM 2.
 	[ "$dryrun" = 1 ] ||
 		sysctl -qw net.ipv4.ip_local_port_range="1024 65000" net.ipv4.tcp_tw_reuse=1

@@ -175,13 +175,6 @@ impl DmaBuf {
         Ok(())
     }
 
-    /// Sets every byte to zero.
-    pub(crate) fn zero(&self) {
-        // SAFETY: the whole buffer is `len` bytes owned by `self`, with no
-        // Rust reference to it.
-        unsafe { core::ptr::write_bytes(self.vaddr.as_ptr(), 0, self.len) };
-    }
-
     /// Copies up to `len` bytes from the message's data (user memory for a
     /// `sendmsg`) into the buffer at `offset`; returns how many it copied
     /// (fewer when the message has less, or at a fault). May sleep.

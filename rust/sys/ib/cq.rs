@@ -27,7 +27,6 @@ use kernel::types::ARef;
 pub(crate) struct Cq {
     raw: NonNull<bindings::ib_cq>,
     dev: ARef<IbDevice>,
-    entries: u32,
 }
 
 // SAFETY: after allocation the queue is driven by ib_core and the driver
@@ -51,7 +50,6 @@ impl Cq {
         let cq = Cq {
             raw,
             dev: ARef::from(dev),
-            entries,
         };
         Ok(Arc::new(cq, GFP_KERNEL)?)
     }
@@ -59,11 +57,6 @@ impl Cq {
     /// The device of the queue.
     pub(crate) fn device(&self) -> &IbDevice {
         &self.dev
-    }
-
-    /// The number of completions asked for (after clamping).
-    pub(crate) fn entries(&self) -> u32 {
-        self.entries
     }
 
     pub(super) fn as_raw(&self) -> *mut bindings::ib_cq {

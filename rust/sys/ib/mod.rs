@@ -8,20 +8,13 @@
 //! regions that register them, in the pattern `Documentation/design.rst`
 //! describes.
 
-#[allow(dead_code)] // Until the SMC-R link code uses all of it.
 pub(crate) mod buf;
 pub(crate) mod client;
-#[allow(dead_code)] // Until the SMC-R link code uses all of it.
 pub(crate) mod cq;
 pub(crate) mod device;
 pub(crate) mod event;
-#[allow(dead_code)] // Until the SMC-R link code uses all of it.
 pub(crate) mod mr;
-#[allow(dead_code)] // Until the SMC-R link code uses all of it.
 pub(crate) mod pd;
-#[allow(dead_code)] // Until the SMC-R link code uses all of it.
 pub(crate) mod post;
-#[allow(dead_code)] // Until the SMC-R link code uses all of it.
 pub(crate) mod qp;
-#[allow(dead_code)] // Until the SMC-R link code uses all of it.
 pub(crate) mod wr;

@@ -334,18 +334,6 @@ impl<S: QpState, H: QpHandler> Qp<S, H> {
         self.inner.caps
     }
 
-    /// The port the queue pair uses.
-    pub(crate) fn port(&self) -> u32 {
-        self.inner.port
-    }
-
-    /// Moves the queue pair to the error state (link teardown): requests
-    /// in flight are flushed to their handlers. The state type stays; later
-    /// posts are flushed as well. May sleep.
-    pub(crate) fn set_error(&self) -> Result {
-        self.inner.set_error()
-    }
-
     /// Buffer `index` of those given at creation.
     pub(crate) fn local_buf(&self, index: usize) -> Option<&DmaBuf> {
         self.inner.shared().local_buf(index)

@@ -125,11 +125,6 @@ impl<'a> Sge<'a> {
         }
     }
 
-    /// The number of bytes.
-    pub(crate) fn len(&self) -> u32 {
-        self.length
-    }
-
     /// The entry for the driver, if valid in one of the scopes given.
     pub(super) fn raw_in(&self, scopes: [usize; 2]) -> Option<bindings::ib_sge> {
         scopes.contains(&self.scope).then_some(bindings::ib_sge {
