@@ -212,6 +212,16 @@ fn client_smcr(clc: &KernelSocket, o: &Offer, a: &SmcrAcceptConfirm) -> Result<C
             peer_diagnosis: 0,
         });
     };
+    // A new link group is made under the lock until it is in the registry;
+    // a connection the server puts on an existing one only waits for a new
+    // one being made to get there.
+    let pending = reg.client_pending();
+    let pending = if a.first_contact {
+        Some(pending)
+    } else {
+        drop(pending);
+        None
+    };
     let cc = match client_accept(&reg, &o.dev, a, clc.abort_handle()) {
         Ok(cc) => cc,
         Err(reason) => {
@@ -245,6 +255,7 @@ fn client_smcr(clc: &KernelSocket, o: &Offer, a: &SmcrAcceptConfirm) -> Result<C
             });
         }
     }
+    drop(pending);
     smc_dbg!("client: SMC-R connection up, token {:#x}", cc.conn.token);
     Ok(ClientOutcome::Smcr(cc.conn))
 }
@@ -298,7 +309,8 @@ fn server_smcr(clc: &KernelSocket, dev: &SmcrV2Device, cp: &ClientProposal) -> S
     let Some(reg) = registry() else {
         return declined(DeclineReason::InternalError);
     };
-    let sc = match server_accept(&reg, dev, cp, clc.abort_handle()) {
+    let mut pending = Some(reg.server_pending());
+    let sc = match server_accept(&reg, dev, cp, clc.abort_handle(), &mut pending) {
         Ok(sc) => sc,
         Err(reason) => return declined(reason),
     };
@@ -349,6 +361,7 @@ fn server_smcr(clc: &KernelSocket, dev: &SmcrV2Device, cp: &ClientProposal) -> S
         server_abort(sc);
         return declined(reason);
     }
+    drop(pending);
     smc_dbg!("server: SMC-R connection up, token {:#x}", sc.conn.token);
     ServerOutcome::Smcr(sc.conn)
 }

@@ -8,6 +8,8 @@
 //! SMC-R where it can and falls back to TCP where it cannot.
 
 #![deny(clippy::undocumented_unsafe_blocks)]
+// The link group is built in place from many fields (pin_init macros).
+#![recursion_limit = "256"]
 
 use kernel::c_str;
 use kernel::prelude::*;

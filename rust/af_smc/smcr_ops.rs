@@ -72,7 +72,7 @@ pub(super) fn poll_mask(conn: &Conn) -> u32 {
         mask |= EPOLLOUT | EPOLLWRNORM;
     }
     let sh = conn.shared.lock();
-    if sh.error.is_some() {
+    if conn.failure(&sh).is_some() {
         mask |= EPOLLERR | EPOLLHUP;
     }
     if sh.sent_state.peer_done_writing && hup {

@@ -176,6 +176,13 @@ impl Conn {
         crate::sys::work::queue_arc(self.clone());
     }
 
+    /// Takes the buffers out of a finished connection, for the pool.
+    pub(crate) fn take_buffers(&self) -> Option<(Arc<RegisteredBuf>, Arc<RegisteredBuf>)> {
+        let rmb = self.rmb.lock().take()?;
+        let sndbuf = self.sndbuf.lock().take()?;
+        Some((rmb, sndbuf))
+    }
+
     /// Takes the buffers back (the link group ended): their memory
     /// regions are deregistered now, whoever still holds the connection.
     /// Process context; the link's queue pair is gone.
@@ -202,6 +209,20 @@ impl Conn {
         self.wake();
     }
 
+    /// The connection failed (link down, protocol error) or its clcsock
+    /// was reset by the peer (whose link failed): what calls report.
+    pub(crate) fn failure(&self, sh: &ConnShared) -> Option<Error> {
+        if sh.error.is_some() {
+            return sh.error;
+        }
+        // A peer whose link failed resets the TCP connection; its closing
+        // flags may have gone with the link.
+        if self.waker.is_closed() && !sh.peer_state.any_close() {
+            return Some(ECONNRESET.into());
+        }
+        None
+    }
+
     /// The socket let go of the connection.
     pub(crate) fn orphan(&self) {
         self.orphaned.store(true, Ordering::Release);
@@ -213,17 +234,22 @@ impl Conn {
         if !self.orphaned.load(Ordering::Acquire) {
             return false;
         }
+        // Not `failure`: our own clcsock closes with the socket, while the
+        // peer may still write until it closes or its link fails.
         let sh = self.shared.lock();
         sh.error.is_some() || sh.peer_state.any_close()
     }
 
-    /// The link under the connection failed.
-    pub(crate) fn abort_by_link(&self) {
+    /// The link under the connection failed: calls fail, and the peer
+    /// learns it from its TCP connection (the clcsock is reset from the
+    /// connection's work item, as upstream's abort does).
+    pub(crate) fn abort_by_link(self: &Arc<Self>) {
         let mut sh = self.shared.lock();
         if sh.error.is_none() {
             sh.error = Some(ECONNRESET.into());
         }
         drop(sh);
+        self.schedule_push();
         self.wake();
     }
 }
@@ -237,6 +263,10 @@ impl WorkItem for Conn {
 
     fn run(conn: Arc<Conn>) {
         super::tx::push(&conn);
+        if conn.shared.lock().error.is_some() {
+            // Aborting an aborted connection does nothing.
+            conn.waker.abort();
+        }
         // Closed on both sides: nobody writes into the buffers any more.
         if conn.finished() {
             conn.lgr.reap();

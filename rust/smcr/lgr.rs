@@ -42,6 +42,10 @@ const RX_SLOTS: u32 = 48;
 /// Work requests one send slot may post: two RDMA WRITEs (a write that
 /// wraps the peer's ring) and the message.
 const WR_PER_SLOT: u32 = 3;
+/// A connection's RMB and send buffer.
+pub(crate) type BufferPair = (Arc<RegisteredBuf>, Arc<RegisteredBuf>);
+/// Buffer pairs a link group keeps for later connections.
+const POOL_MAX: usize = 256;
 /// How long a sender waits for a free slot, in jiffies (upstream: 10 s).
 const SLOT_WAIT_MS: u32 = 10_000;
 /// The queue pair's own buffers: control message sends, receives, and
@@ -165,6 +169,13 @@ pub(crate) struct LinkGroup {
     llc: SpinLockBh<LlcInbox>,
     #[pin]
     llc_wait: CondVar,
+    /// Serialises memory registrations on the link.
+    #[pin]
+    reg_lock: Mutex<()>,
+    /// Buffers of freed connections (RMB, send buffer), registered on the
+    /// link: a new connection takes them without a registration.
+    #[pin]
+    pool: Mutex<KVec<Option<BufferPair>>>,
     /// The connections on the link group, by token.
     #[pin]
     pub(crate) conns: SpinLockBh<ConnTable>,
@@ -228,6 +239,8 @@ impl LinkGroup {
                     "LinkGroup::llc"
                 ),
                 llc_wait <- new_condvar!("LinkGroup::llc_wait"),
+                reg_lock <- new_mutex!((), "LinkGroup::reg_lock"),
+                pool <- new_mutex!(KVec::new(), "LinkGroup::pool"),
                 conns <- new_spinlock_bh!(ConnTable::new(), "LinkGroup::conns"),
             }? Error),
             GFP_KERNEL,
@@ -500,6 +513,9 @@ impl LinkGroup {
 
     /// Registers `mr` on the link and waits for the device to confirm.
     pub(crate) fn register_mr(&self, mr: &Arc<RegisteredBuf>, access: MrAccess) -> Result {
+        // One registration at a time on the link: the queue pair takes one,
+        // and its completion is reported here.
+        let _one = self.reg_lock.lock();
         self.llc.lock().reg_done = None;
         // The region the queue pair held before goes here, outside the lock.
         let previous = self.with_rts(|qp| qp.post_reg_mr(mr, access))?;
@@ -587,20 +603,53 @@ impl LinkGroup {
                 break;
             }
         }
+        let pooled = core::mem::replace(&mut *self.pool.lock(), KVec::new());
+        drop(pooled);
         let verbs = self.verbs.lock().take();
         drop(verbs);
     }
 
-    /// Frees the connections that are closed on both sides (process
-    /// context: their memory regions are deregistered here).
+    /// Frees the connections that are closed on both sides: nobody can
+    /// write into their buffers any more, which go back to the pool
+    /// (process context).
     pub(crate) fn reap(&self) {
         loop {
             let mut out: [Option<Arc<Conn>>; 16] = [const { None }; 16];
             let n = self.conns.lock().take_finished(&mut out);
+            for c in out.iter().flatten() {
+                if let Some(pair) = c.take_buffers() {
+                    self.pool_buffers(pair);
+                }
+            }
             drop(out);
             if n < 16 {
                 break;
             }
+        }
+    }
+
+    /// A registered pair of buffers from the pool. Their old bytes are not
+    /// cleared: a reader only ever sees bytes the peer wrote after it took
+    /// them (up to the peer's producer cursor), and only bytes the
+    /// application wrote are sent.
+    pub(crate) fn take_pooled_buffers(&self) -> Option<BufferPair> {
+        if self.state() != LinkState::Active {
+            return None;
+        }
+        self.pool.lock().iter_mut().find_map(Option::take)
+    }
+
+    /// Keeps a freed connection's buffers for the next one (dropped when
+    /// the link group ends, or without memory for the list).
+    fn pool_buffers(&self, pair: BufferPair) {
+        if self.state() == LinkState::Down {
+            return;
+        }
+        let mut pool = self.pool.lock();
+        if let Some(free) = pool.iter_mut().find(|p| p.is_none()) {
+            *free = Some(pair);
+        } else if pool.len() < POOL_MAX {
+            let _ = pool.push(Some(pair), GFP_KERNEL);
         }
     }
 }

@@ -27,7 +27,7 @@ fn avail(conn: &Conn) -> Result<Avail> {
     if n > 0 {
         return Ok(Avail::Bytes(n));
     }
-    if let Some(e) = sh.error {
+    if let Some(e) = conn.failure(&sh) {
         return Err(e);
     }
     if sh.peer_state.peer_done_writing || sh.peer_state.peer_conn_closed {

@@ -42,13 +42,38 @@ const MAX_LGRS: usize = 64;
 pub(crate) struct LgrRegistry {
     #[pin]
     lgrs: Mutex<[Option<Arc<LinkGroup>>; MAX_LGRS]>,
+    /// Held by a client from the Accept until its connection is on a link
+    /// group in the registry: a later connection the server puts on the
+    /// same link group finds it there (upstream's client lgr pending lock).
+    #[pin]
+    client_pending: Mutex<()>,
+    /// Held by a server while it decides on a link group, and for a new one
+    /// until its link is confirmed: one client gets one link group, not one
+    /// per concurrent handshake.
+    #[pin]
+    server_pending: Mutex<()>,
 }
+
+/// Proof of holding one of the registry's pending locks.
+pub(crate) type PendingGuard<'a> = kernel::sync::lock::Guard<'a, (), kernel::sync::lock::mutex::MutexBackend>;
 
 impl LgrRegistry {
     pub(crate) fn new() -> impl PinInit<Self> {
         pin_init!(LgrRegistry {
             lgrs <- new_mutex!([const { None }; MAX_LGRS], "LgrRegistry::lgrs"),
+            client_pending <- new_mutex!((), "LgrRegistry::client_pending"),
+            server_pending <- new_mutex!((), "LgrRegistry::server_pending"),
         })
+    }
+
+    /// Serialises clients' link group decisions.
+    pub(crate) fn client_pending(&self) -> PendingGuard<'_> {
+        self.client_pending.lock()
+    }
+
+    /// Serialises servers' link group decisions.
+    pub(crate) fn server_pending(&self) -> PendingGuard<'_> {
+        self.server_pending.lock()
     }
 
     /// A live client link group to the peer the server named in its Accept.
@@ -204,18 +229,12 @@ pub(crate) fn client_accept(
         }
         DeclineReason::Other(reason)
     };
-    let ibdev = dev.device.ib();
-    let registered = |size: u32, access: MrAccess| -> Result<Arc<RegisteredBuf>> {
-        let buf = DmaBuf::new(ibdev, size as usize)?;
-        let reg = Arc::new(RegisteredBuf::new(&lgr.pd()?, buf)?, GFP_KERNEL)?;
-        lgr.register_mr(&reg, access)?;
-        Ok(reg)
-    };
-    let bufs = registered(DEFAULT_RMB_SIZE, MrAccess::RemoteWrite)
-        .and_then(|rmb| Ok((rmb, registered(peer_rmb_size, MrAccess::LocalWrite)?)));
-    let (rmb, sndbuf) = match bufs {
+    let (rmb, sndbuf) = match new_buffers(&lgr, dev, true) {
         Ok(b) => b,
-        Err(_) => return Err(fail(&lgr, DECL_ERR_REGBUF)),
+        Err(e) => {
+            smc_dbg!("smcr: no buffers for a connection ({:?})", e);
+            return Err(fail(&lgr, DECL_ERR_REGBUF));
+        }
     };
     let peer = PeerRmb {
         token: a.rmbe_alert_token,
@@ -306,13 +325,18 @@ pub(crate) struct ServerConn {
 }
 
 /// Buffers of a new connection: an RMB and a send buffer of the default
-/// size, registered now when the link is up (a new link registers them
-/// once it is).
+/// size, from the link group's pool when it has some (registered already),
+/// else new ones, registered now when the link is up (a new link registers
+/// them once it is).
 fn new_buffers(
     lgr: &LinkGroup,
     dev: &SmcrV2Device,
     register: bool,
 ) -> Result<(Arc<RegisteredBuf>, Arc<RegisteredBuf>)> {
+    // Buffers of earlier connections, registered already.
+    if let Some(pair) = lgr.take_pooled_buffers() {
+        return Ok(pair);
+    }
     let ibdev = dev.device.ib();
     let make = |access: MrAccess| -> Result<Arc<RegisteredBuf>> {
         let buf = DmaBuf::new(ibdev, DEFAULT_RMB_SIZE as usize)?;
@@ -328,14 +352,21 @@ fn new_buffers(
 /// Sets up the server's side for a client's SMC-Rv2 proposal: link group
 /// (reused for a client we have one with, else new), connection, buffers;
 /// returns the Accept to send. On error, the reason to decline with.
+/// `pending` (the registry's server lock) is let go of as soon as an
+/// existing link group is chosen; a new one keeps it.
 pub(crate) fn server_accept(
     reg: &LgrRegistry,
     dev: &SmcrV2Device,
     p: &ClientProposal,
     waker: ARef<TcpSock>,
+    pending: &mut Option<PendingGuard<'_>>,
 ) -> core::result::Result<ServerConn, DeclineReason> {
     let (lgr, first_contact) = match reg.find_server(&p.systemid, &p.gid) {
-        Some(l) => (l, false),
+        Some(l) => {
+            // An existing link group: others may decide meanwhile.
+            *pending = None;
+            (l, false)
+        }
         None => {
             let mut id = [0u8; 4];
             random::fill(&mut id);
@@ -360,7 +391,10 @@ pub(crate) fn server_accept(
     };
     let (rmb, sndbuf) = match new_buffers(&lgr, dev, !first_contact) {
         Ok(b) => b,
-        Err(_) => return Err(fail(&lgr, DECL_ERR_REGBUF)),
+        Err(e) => {
+            smc_dbg!("smcr: no buffers for a connection ({:?})", e);
+            return Err(fail(&lgr, DECL_ERR_REGBUF));
+        }
     };
     let (rkey, addr) = (rmb.rkey(), rmb.iova());
     let conn = match Conn::new(next_token(), lgr.clone(), None, rmb, sndbuf, waker) {

@@ -22,7 +22,7 @@ use kernel::prelude::*;
 /// Room for new bytes in the send buffer.
 fn room(conn: &Conn) -> Result<u64> {
     let sh = conn.shared.lock();
-    if let Some(e) = sh.error {
+    if let Some(e) = conn.failure(&sh) {
         return Err(e);
     }
     let done = sh.sent_state.peer_done_writing || sh.pending_state.peer_done_writing;

@@ -464,7 +464,7 @@ void smc_rs_init_completion(struct completion *done)
 
 struct page *smc_rs_alloc_buf_pages(unsigned int order)
 {
-	return alloc_pages(GFP_KERNEL | __GFP_NOWARN | __GFP_NORETRY | __GFP_COMP | __GFP_ZERO, order);
+	return alloc_pages(GFP_KERNEL | __GFP_NOWARN | __GFP_RETRY_MAYFAIL | __GFP_COMP | __GFP_ZERO, order);
 }
 
 void *smc_rs_page_address(struct page *page)

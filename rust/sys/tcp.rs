@@ -78,6 +78,16 @@ impl TcpSock {
         }
     }
 
+    /// The connection is gone: reset, aborted or closed (`TCP_CLOSE`).
+    pub(crate) fn is_closed(&self) -> bool {
+        // `sk_state` is read locklessly by TCP's own poll (READ_ONCE).
+        // SAFETY: a single-byte read of a live socket (invariant).
+        let state = unsafe {
+            core::ptr::read_volatile(core::ptr::addr_of!((*self.as_raw()).__sk_common.skc_state))
+        };
+        u32::from(state) == bindings::TCP_CLOSE
+    }
+
     /// Runs `f` with the TCP socket lock held (`lock_sock`), which
     /// serialises with TCP's own process-context and softirq work on it.
     fn locked<R>(&self, f: impl FnOnce(*mut bindings::sock) -> R) -> R {
