@@ -28,22 +28,21 @@ fi
 [ "$SMC_VM" = 1 ] && side=server || side=client
 
 # The last connection loses its link (the client's device goes away) when
-# the server runs smc_rs. Against an upstream server it is left out:
+# both sides run smc_rs. With upstream on either side it is left out:
 # upstream smc.ko leaks the connection's socket then (kmemleak: sk_alloc in
-# smc_tcp_listen_work), which is not ours to report.
-if [ "$side" = server ]; then
-	echo "$mine" >"$SMC_OUT/server-module"
-	server_mod=$mine
-else
-	for _ in $(seq 300); do
-		[ -s "$SMC_OUT/server-module" ] && break
-		sleep 0.1
-	done
-	server_mod=$(cat "$SMC_OUT/server-module" 2>/dev/null)
-fi
+# smc_create on the client, in smc_tcp_listen_work on the server), which is
+# not ours to report. Each side tells the other which module it runs.
+echo "$mine" >"$SMC_OUT/$side-module"
+[ "$side" = server ] && other=client || other=server
+for _ in $(seq 1200); do
+	[ -s "$SMC_OUT/$other-module" ] && break
+	sleep 0.1
+done
+other_mod=$(cat "$SMC_OUT/$other-module" 2>/dev/null)
+[ "$side" = server ] && server_mod=$mine || server_mod=$other_mod
 lost=0 many=0
+[ "$mine" = smc_rs ] && [ "$other_mod" = smc_rs ] && lost=1
 if [ "$server_mod" = smc_rs ]; then
-	lost=1
 	# Concurrent connections on one link group.
 	many=100
 fi
