@@ -238,7 +238,9 @@ pub(crate) fn client_accept(
     };
     let peer = PeerRmb {
         token: a.rmbe_alert_token,
-        addr: a.rmb_dma_addr + u64::from(a.rmbe_idx.saturating_sub(1)) * u64::from(peer_rmb_size),
+        addr: a
+            .rmb_dma_addr
+            .wrapping_add(u64::from(a.rmbe_idx.saturating_sub(1)) * u64::from(peer_rmb_size)),
         rkey: a.rmb_rkey,
         size: peer_rmb_size,
     };

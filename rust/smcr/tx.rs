@@ -149,7 +149,7 @@ fn write_chunk(
         }
         let sge = sndbuf.sge(src as usize, len as u32).ok_or(EPIPE)?;
         conn.lgr
-            .post_write(slot, part, sge, peer.addr + dst, peer.rkey)?;
+            .post_write(slot, part, sge, peer.addr.wrapping_add(dst), peer.rkey)?;
     }
     sh.tx_prod += n;
     if sh.tx_prod == sh.tx_copied {
