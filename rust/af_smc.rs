@@ -256,8 +256,15 @@ fn enter_fallback(sock: &Sock<'_>, st: &mut Guard<'_>, side: Side, reason: Decli
 
 /// The SMC-R connection of a socket in SMC-R mode.
 fn smcr_conn(sock: &Sock<'_>) -> Option<Arc<Conn>> {
-    match &sock.sk().lock().state {
-        SmcState::Smcr { conn, .. } => Some(conn.clone()),
+    smcr_locked(sock).map(|(conn, _)| conn)
+}
+
+/// The SMC-R connection of a socket in SMC-R mode, with the socket lock
+/// the caller goes on with (sends and receives sleep through it).
+fn smcr_locked<'a>(sock: &'a Sock<'_>) -> Option<(Arc<Conn>, Guard<'a>)> {
+    let st = sock.sk().lock();
+    match &st.state {
+        SmcState::Smcr { conn, .. } => Some((conn.clone(), st)),
         _ => None,
     }
 }
@@ -483,16 +490,16 @@ impl SocketFamily for SmcSock {
 
     fn sendmsg(sock: &Sock<'_>, msg: MsgHdr<'_>, len: usize) -> Result<i32> {
         connect::wait_connected(sock, msg.flags(), true)?;
-        if let Some(conn) = smcr_conn(sock) {
-            return smcr_ops::sendmsg(sock, &conn, msg, len);
+        if let Some((conn, st)) = smcr_locked(sock) {
+            return smcr_ops::sendmsg(sock, &conn, st, msg, len);
         }
         clc(sock).sendmsg(msg, len)
     }
 
     fn recvmsg(sock: &Sock<'_>, msg: MsgHdr<'_>, len: usize, flags: i32) -> Result<i32> {
         connect::wait_connected(sock, flags as u32, false)?;
-        if let Some(conn) = smcr_conn(sock) {
-            return smcr_ops::recvmsg(sock, &conn, msg, len, flags);
+        if let Some((conn, st)) = smcr_locked(sock) {
+            return smcr_ops::recvmsg(sock, &conn, st, msg, len, flags);
         }
         clc(sock).recvmsg(msg, len, flags)
     }

@@ -5,7 +5,7 @@
 //! CDC flags. Callers sleep on the clcsock's wait queue, which the
 //! connection's completion handling wakes.
 
-use super::Sock;
+use super::{Guard, Sock};
 use crate::smcr::conn::Conn;
 use crate::smcr::{rx, tx};
 use crate::wire::cdc::ConnStateFlags;
@@ -14,23 +14,29 @@ use crate::sys::bindings as b;
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
-/// `send`/`write` on an SMC-R socket.
-pub(super) fn sendmsg(sock: &Sock<'_>, conn: &Conn, mut msg: MsgHdr<'_>, len: usize) -> Result<i32> {
+/// `send`/`write` on an SMC-R socket; `st` is its lock, taken by the caller.
+pub(super) fn sendmsg(
+    sock: &Sock<'_>,
+    conn: &Conn,
+    mut st: Guard<'_>,
+    mut msg: MsgHdr<'_>,
+    len: usize,
+) -> Result<i32> {
     let nonblock = msg.flags() & b::MSG_DONTWAIT != 0;
     let sk = sock.sk();
     let clcsock = &sk.state().clcsock;
     let mut timeo = sk.sndtimeo(nonblock);
-    let mut st = sk.lock();
     let n = tx::send(conn, &mut msg, len, nonblock, |ready| {
         st.wait_exclusive(clcsock, &mut timeo, ready)
     })?;
     Ok(n as i32)
 }
 
-/// `recv`/`read` on an SMC-R socket.
+/// `recv`/`read` on an SMC-R socket; `st` is its lock, taken by the caller.
 pub(super) fn recvmsg(
     sock: &Sock<'_>,
     conn: &Conn,
+    mut st: Guard<'_>,
     mut msg: MsgHdr<'_>,
     len: usize,
     flags: i32,
@@ -42,7 +48,6 @@ pub(super) fn recvmsg(
     let sk = sock.sk();
     let clcsock = &sk.state().clcsock;
     let mut timeo = sk.rcvtimeo(nonblock);
-    let mut st = sk.lock();
     let n = rx::recv(conn, &mut msg, len, nonblock, peek, waitall, |ready| {
         st.wait_exclusive(clcsock, &mut timeo, ready)
     })?;

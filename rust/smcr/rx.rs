@@ -6,7 +6,8 @@
 //! peer in a CDC message once enough room was freed (not after every read).
 
 use super::cdc;
-use super::conn::Conn;
+use super::conn::{Conn, ConnShared};
+use crate::wire::bufsize::rmb_wnd_update_limit;
 use crate::sys::args::MsgHdr;
 use crate::sys::errno::{EAGAIN, ECONNRESET};
 use kernel::prelude::*;
@@ -36,12 +37,11 @@ fn avail(conn: &Conn) -> Result<Avail> {
     Ok(Avail::Empty)
 }
 
-/// The consumer cursor goes back to the peer when this much was read since
-/// the last update: a tenth of the RMB, at most about 2 KiB (upstream's
-/// window update limit), or at once when the peer waits for room.
-fn update_due(conn: &Conn) -> bool {
-    let sh = conn.shared.lock();
-    let limit = u64::from((conn.rmb_size() / 10).min(2304));
+/// Whether the consumer cursor goes back to the peer now: once upstream's
+/// window update limit was read since the last update, or at once when the
+/// peer is blocked or asks for it -- not after every read.
+fn update_due(conn: &Conn, sh: &ConnShared) -> bool {
+    let limit = u64::from(rmb_wnd_update_limit(conn.rmb_size()));
     let unsent = sh.rx_cons - sh.rx_cons_sent;
     unsent > 0 && (unsent >= limit || sh.peer_flags.write_blocked || sh.peer_flags.cons_curs_upd_req)
 }
@@ -105,11 +105,15 @@ pub(crate) fn recv(
             }
             continue;
         }
-        conn.shared.lock().rx_cons += copied as u64;
+        let due = {
+            let mut sh = conn.shared.lock();
+            sh.rx_cons += copied as u64;
+            update_due(conn, &sh)
+        };
         if copied < want {
             break;
         }
-        if update_due(conn) {
+        if due {
             cdc::send(conn, |_| {})?;
         }
     }
