@@ -332,7 +332,7 @@ impl SocketFamily for SmcSock {
             let old = core::mem::replace(&mut st.state, SmcState::Closed);
             match old {
                 SmcState::Listen(l) => l.stop(&st),
-                SmcState::Smcr { conn, .. } => smcr_ops::release(conn),
+                SmcState::Smcr { conn, .. } => smcr_ops::release(sock, &mut st, conn),
                 _ => {}
             }
         }
@@ -412,6 +412,11 @@ impl SocketFamily for SmcSock {
     }
 
     fn ioctl(sock: &Sock<'_>, cmd: u32, arg: usize) -> Result<i32> {
+        if let Some(conn) = smcr_conn(sock) {
+            if let Some(r) = smcr_ops::ioctl(&conn, cmd, arg) {
+                return r;
+            }
+        }
         clc(sock).ioctl(cmd, arg)
     }
 
@@ -439,7 +444,7 @@ impl SocketFamily for SmcSock {
 
     fn shutdown(sock: &Sock<'_>, how: i32) -> Result {
         if let Some(conn) = smcr_conn(sock) {
-            return smcr_ops::shutdown(&conn, how);
+            return smcr_ops::shutdown(sock, &conn, how);
         }
         let sk = sock.sk();
         if !sk.state().listen.listening() {

@@ -6,13 +6,16 @@
 //! connection's completion handling wakes.
 
 use super::{Guard, Sock};
+use crate::smcr::close::{self, Deferred};
 use crate::smcr::conn::Conn;
 use crate::smcr::{rx, tx};
-use crate::wire::cdc::ConnStateFlags;
 use crate::sys::args::MsgHdr;
 use crate::sys::bindings as b;
+use crate::sys::errno::EINVAL;
+use crate::wire::close::{CloseEvent, Shutdown};
 use kernel::prelude::*;
 use kernel::sync::Arc;
+use kernel::uaccess::UserSlice;
 
 /// `send`/`write` on an SMC-R socket; `st` is its lock, taken by the caller.
 pub(super) fn sendmsg(
@@ -26,10 +29,15 @@ pub(super) fn sendmsg(
     let sk = sock.sk();
     let clcsock = &sk.state().clcsock;
     let mut timeo = sk.sndtimeo(nonblock);
-    let n = tx::send(conn, &mut msg, len, nonblock, |ready| {
+    let flags = msg.flags();
+    let r = tx::send(conn, &mut msg, len, nonblock, |ready| {
         st.wait_exclusive(clcsock, &mut timeo, ready)
-    })?;
-    Ok(n as i32)
+    });
+    st.set_sk_state(conn.sk_state());
+    match r {
+        Ok(n) => Ok(n as i32),
+        Err(e) => Err(sk.stream_error(flags, e)),
+    }
 }
 
 /// `recv`/`read` on an SMC-R socket; `st` is its lock, taken by the caller.
@@ -48,10 +56,11 @@ pub(super) fn recvmsg(
     let sk = sock.sk();
     let clcsock = &sk.state().clcsock;
     let mut timeo = sk.rcvtimeo(nonblock);
-    let n = rx::recv(conn, &mut msg, len, nonblock, peek, waitall, |ready| {
+    let r = rx::recv(conn, &mut msg, len, nonblock, peek, waitall, |ready| {
         st.wait_exclusive(clcsock, &mut timeo, ready)
-    })?;
-    Ok(n as i32)
+    });
+    st.set_sk_state(conn.sk_state());
+    Ok(r? as i32)
 }
 
 /// `EPOLL*` bits (uapi/linux/eventpoll.h).
@@ -66,11 +75,11 @@ const EPOLLRDHUP: u32 = 0x2000;
 /// What poll reports for an SMC-R connection.
 pub(super) fn poll_mask(conn: &Conn) -> u32 {
     let mut mask = 0;
-    let (readable, hup) = rx::readable(conn);
+    let (readable, rcv_shutdown) = rx::readable(conn);
     if readable {
         mask |= EPOLLIN | EPOLLRDNORM;
     }
-    if hup {
+    if rcv_shutdown {
         mask |= EPOLLRDHUP;
     }
     if tx::writable(conn) {
@@ -80,53 +89,104 @@ pub(super) fn poll_mask(conn: &Conn) -> u32 {
     if conn.failure(&sh).is_some() {
         mask |= EPOLLERR | EPOLLHUP;
     }
-    if sh.sent_state.peer_done_writing && hup {
+    // Both directions shut down, as TCP's `SHUTDOWN_MASK`.
+    if sh.close.write_closed() && rcv_shutdown {
         mask |= EPOLLHUP;
     }
     mask
 }
 
-/// `shutdown(2)`: a shutdown for writing tells the peer we are done.
-pub(super) fn shutdown(conn: &Conn, how: i32) -> Result {
-    if how == b::sock_shutdown_cmd_SHUT_RD as i32 {
-        return Ok(());
-    }
-    let done = {
-        let sh = conn.shared.lock();
-        sh.sent_state.peer_done_writing || sh.pending_state.peer_done_writing
+/// `shutdown(2)`: `SHUT_WR` tells the peer we are done writing once the
+/// send buffer is out, `SHUT_RD` ends reading; the clcsock follows as
+/// upstream's does.
+pub(super) fn shutdown(sock: &Sock<'_>, conn: &Arc<Conn>, how: i32) -> Result {
+    let how = match how as u32 {
+        b::sock_shutdown_cmd_SHUT_RD => Shutdown::Read,
+        b::sock_shutdown_cmd_SHUT_WR => Shutdown::Write,
+        b::sock_shutdown_cmd_SHUT_RDWR => Shutdown::ReadWrite,
+        _ => return Err(EINVAL.into()),
     };
-    if !done {
-        tx::send_state(
-            conn,
-            ConnStateFlags {
-                peer_done_writing: true,
-                ..ConnStateFlags::default()
-            },
-        )?;
-    }
-    conn.wake();
+    let st = sock.sk().lock();
+    let d = close::event(&mut conn.shared.lock(), CloseEvent::AppShutdown(how))?;
+    close::settle(conn);
+    st.set_sk_state(conn.sk_state());
+    drop(st);
+    finish(sock, conn, d);
     Ok(())
 }
 
-/// `close(2)`: the peer is told the connection is closed; the buffers stay
-/// with the link group until the peer can no longer write into them.
-pub(super) fn release(conn: Arc<Conn>) {
-    let tell = {
-        let sh = conn.shared.lock();
-        sh.error.is_none() && !sh.sent_state.peer_conn_closed
+/// The clcsock's part of a close or shutdown, and the wake-ups.
+fn finish(sock: &Sock<'_>, conn: &Conn, d: Deferred) {
+    if let Some(how) = d.clcsock_shutdown {
+        let how = match how {
+            Shutdown::Read => b::sock_shutdown_cmd_SHUT_RD,
+            Shutdown::Write => b::sock_shutdown_cmd_SHUT_WR,
+            Shutdown::ReadWrite => b::sock_shutdown_cmd_SHUT_RDWR,
+        };
+        // The connection's state is in its CDC flags; the TCP connection
+        // only mirrors it.
+        let _ = sock.sk().state().clcsock.shutdown(how as i32);
+    }
+    if d.wake {
+        conn.wake();
+    }
+}
+
+/// `close(2)`, with the socket lock `st` held: the peer is told the
+/// connection is closed after the send buffer (aborted when data is left
+/// unread, or with `SO_LINGER` 0). A linger time waits for the send buffer
+/// to go out; without one the close completes in the background. The
+/// buffers stay with the link group until the peer can no longer write
+/// into them.
+pub(super) fn release(sock: &Sock<'_>, st: &mut Guard<'_>, conn: Arc<Conn>) {
+    let sk = sock.sk();
+    let linger = sk.linger();
+    let d = {
+        let mut sh = conn.shared.lock();
+        if linger == Some(0) {
+            // Like TCP's reset: what waits is dropped, the peer sees an
+            // abort (and a reset TCP connection).
+            let _ = close::event(&mut sh, CloseEvent::LocalAbort);
+        }
+        close::event(&mut sh, CloseEvent::AppClose).unwrap_or_default()
     };
-    if tell {
-        let _ = tx::send_state(
-            &conn,
-            ConnStateFlags {
-                peer_done_writing: true,
-                peer_conn_closed: true,
-                peer_conn_abort: false,
-            },
-        );
+    if let Some(mut timeo) = linger.filter(|t| *t > 0) {
+        close::settle(&conn);
+        let clcsock = &sk.state().clcsock;
+        let flushed = || {
+            let sh = conn.shared.lock();
+            sh.tx_copied == sh.tx_prod || conn.failure(&sh).is_some()
+        };
+        let _ = st.wait_exclusive(clcsock, &mut timeo, flushed);
+        // The linger time is over: the close goes now.
+        let _ = close::event(&mut conn.shared.lock(), CloseEvent::TxFlushed);
     }
     conn.orphan();
-    let lgr = conn.lgr.clone();
-    drop(conn);
-    lgr.reap();
+    close::settle(&conn);
+    finish(sock, &conn, d);
+    st.set_sk_state(conn.sk_state());
+}
+
+/// `SIOC*` requests (uapi/linux/sockios.h, asm-generic/ioctls.h).
+const SIOCINQ: u32 = 0x541B;
+const SIOCOUTQ: u32 = 0x5411;
+const SIOCOUTQNSD: u32 = 0x894B;
+
+/// The `ioctl`s TCP answers from its queues, answered from the connection's
+/// cursors: bytes to read, bytes not yet completed towards the peer, and
+/// bytes not yet written into the peer's RMB. `None` for other requests
+/// (the clcsock's).
+pub(super) fn ioctl(conn: &Conn, cmd: u32, arg: usize) -> Option<Result<i32>> {
+    let value = {
+        let sh = conn.shared.lock();
+        match cmd {
+            SIOCINQ => sh.rx_prod - sh.rx_cons,
+            SIOCOUTQ => sh.tx_copied - sh.tx_fin,
+            SIOCOUTQNSD => sh.tx_copied - sh.tx_prod,
+            _ => return None,
+        }
+    };
+    let value = i32::try_from(value).unwrap_or(i32::MAX);
+    let mut out = UserSlice::new(arg, core::mem::size_of::<i32>()).writer();
+    Some(out.write(&value).map(|()| 0))
 }

@@ -5,7 +5,9 @@
 
 use super::conn::{cursor_of, Conn, ConnShared};
 use super::lgr::LinkGroup;
-use crate::sys::errno::{ECONNABORTED, ECONNRESET};
+use super::close::{self, Deferred};
+use crate::sys::errno::ECONNABORTED;
+use crate::wire::close::CloseEvent;
 use crate::sys::print::smc_dbg;
 use crate::wire::cdc::{seq_before, CdcMsg, ProducerFlags, CDC_LEN};
 use crate::wire::cursor::{peer_consumer_advance, peer_producer_advance, CursorError};
@@ -37,30 +39,38 @@ fn apply(conn: &Arc<Conn>, cdc: &CdcMsg) {
         }
     }
     sh.rx_seq = Some(cdc.seqno);
-    let verdict = take_cursors(conn, &mut sh, cdc);
-    if let Err(e) = verdict {
+    let mut deferred = Deferred::default();
+    let mut settle = false;
+    if let Err(e) = take_cursors(conn, &mut sh, cdc) {
         smc_dbg!("cdc: token {:#x}: bad cursor ({:?}), aborting", conn.token, e);
-        if sh.error.is_none() {
-            sh.error = Some(ECONNABORTED.into());
-        }
+        deferred = close::event(&mut sh, CloseEvent::LocalAbort).unwrap_or_default();
+        settle = true;
     }
     sh.peer_flags = cdc.prod_flags;
     let f = cdc.conn_state_flags;
+    let old = sh.peer_state;
     sh.peer_state.peer_done_writing |= f.peer_done_writing;
     sh.peer_state.peer_conn_closed |= f.peer_conn_closed;
     sh.peer_state.peer_conn_abort |= f.peer_conn_abort;
-    if f.peer_conn_abort && sh.error.is_none() {
-        sh.error = Some(ECONNRESET.into());
+    let events = [
+        (f.peer_done_writing && !old.peer_done_writing, CloseEvent::PeerDoneWriting),
+        (f.peer_conn_closed && !old.peer_conn_closed, CloseEvent::PeerConnClosed),
+        (f.peer_conn_abort && !old.peer_conn_abort, CloseEvent::PeerConnAbort),
+    ];
+    for (new, ev) in events {
+        if new {
+            let d = close::event(&mut sh, ev).unwrap_or_default();
+            deferred.wake |= d.wake;
+            settle = true;
+        }
     }
     let wants_update = cdc.prod_flags.cons_curs_upd_req || cdc.prod_flags.write_blocked;
     let unsent = sh.rx_cons > sh.rx_cons_sent;
-    let pending = sh.tx_copied > sh.tx_prod;
+    // The peer may have made room for what waits in the send buffer.
+    settle |= sh.tx_copied > sh.tx_prod;
     drop(sh);
-    // A closed socket's connection waits for the peer's close to be freed:
-    // its work item frees it (process context).
-    if pending || (f.any_close() && conn.finished()) {
-        // The peer may have made room for what waits in the send buffer.
-        conn.schedule_push();
+    if settle {
+        close::settle_later(conn, deferred);
     }
     if wants_update && unsent {
         // The peer waits for room: tell it now if a slot is free; else the
@@ -135,6 +145,7 @@ pub(crate) fn post_locked(
     conn.lgr.post_msg(slot, &buf)?;
     sh.tx_seq = sh.tx_seq.wrapping_add(1);
     sh.rx_cons_sent = sh.rx_cons;
+    sh.announced_state = sh.sent_state;
     Ok(())
 }
 

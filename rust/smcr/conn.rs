@@ -7,12 +7,14 @@
 //! never wrap); the wire's (wrap, count) cursors are derived from them and
 //! checked against them with the wire crate's cursor rules.
 
+use super::close::{self, CloseMachine};
 use super::lgr::LinkGroup;
 use crate::sys::errno::{ECONNRESET, EEXIST, ENOSPC};
 use crate::sys::ib::mr::RegisteredBuf;
 use crate::sys::sync::{new_spinlock_bh, SpinLockBh};
 use crate::sys::tcp::TcpSock;
 use crate::wire::cdc::{ConnStateFlags, ProducerFlags};
+use crate::wire::close::CloseEvent;
 use crate::wire::cursor::Cursor;
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::prelude::*;
@@ -68,11 +70,19 @@ pub(crate) struct ConnShared {
     pub(crate) peer_state: ConnStateFlags,
     /// The peer's last producer flags.
     pub(crate) peer_flags: ProducerFlags,
-    /// Flags we have sent (done writing, closed, abort).
+    /// Connection state flags we send (done writing, closed, abort):
+    /// every CDC message from now on carries them.
     pub(crate) sent_state: ConnStateFlags,
-    /// Flags to send once the send buffer is written out (a shutdown or
-    /// close with data still waiting).
-    pub(crate) pending_state: ConnStateFlags,
+    /// The flags the last CDC message we posted carried.
+    pub(crate) announced_state: ConnStateFlags,
+    /// Where the connection is in closing.
+    pub(crate) close: CloseMachine,
+    /// Nothing more will arrive (the peer is done writing or closed, or
+    /// `shutdown(SHUT_RD)`): reads end with end of file once the RMB is
+    /// empty.
+    pub(crate) rcv_shutdown: bool,
+    /// The clcsock is to be reset (an abort): done in process context.
+    pub(crate) clcsock_reset: bool,
     /// The connection cannot be used any more (link down, protocol error,
     /// abort): `Some(errno)` for what calls report.
     pub(crate) error: Option<Error>,
@@ -145,7 +155,10 @@ impl Conn {
                         peer_state: ConnStateFlags::default(),
                         peer_flags: ProducerFlags::default(),
                         sent_state: ConnStateFlags::default(),
-                        pending_state: ConnStateFlags::default(),
+                        announced_state: ConnStateFlags::default(),
+                        close: CloseMachine::active(),
+                        rcv_shutdown: false,
+                        clcsock_reset: false,
                         error: None,
                     },
                     "Conn::shared"
@@ -228,29 +241,24 @@ impl Conn {
         self.orphaned.store(true, Ordering::Release);
     }
 
-    /// Closed by the socket, and the peer closed or the connection failed:
-    /// nothing can reach the buffers any more.
+    /// Closed by the socket, and by the peer or an abort: nothing can
+    /// reach the buffers any more.
     pub(crate) fn finished(&self) -> bool {
-        if !self.orphaned.load(Ordering::Acquire) {
-            return false;
-        }
-        // Not `failure`: our own clcsock closes with the socket, while the
-        // peer may still write until it closes or its link fails.
-        let sh = self.shared.lock();
-        sh.error.is_some() || sh.peer_state.any_close()
+        self.orphaned.load(Ordering::Acquire) && self.shared.lock().close.closed()
     }
 
-    /// The link under the connection failed: calls fail, and the peer
-    /// learns it from its TCP connection (the clcsock is reset from the
-    /// connection's work item, as upstream's abort does).
-    pub(crate) fn abort_by_link(self: &Arc<Self>) {
-        let mut sh = self.shared.lock();
-        if sh.error.is_none() {
-            sh.error = Some(ECONNRESET.into());
-        }
-        drop(sh);
-        self.schedule_push();
-        self.wake();
+    /// The connection's close state, numbered as sock_diag reports it.
+    pub(crate) fn sk_state(&self) -> u8 {
+        self.shared.lock().close.state as u8
+    }
+
+    /// The connection is lost (its link failed, or the peer broke the
+    /// protocol): calls fail with `ECONNABORTED`, the peer is told with an
+    /// abort where the link still carries it and through a reset of the
+    /// clcsock (as upstream's abort does). Any context.
+    pub(crate) fn abort(self: &Arc<Self>) {
+        let d = close::event(&mut self.shared.lock(), CloseEvent::LocalAbort);
+        close::settle_later(self, d.unwrap_or_default());
     }
 }
 
@@ -262,15 +270,7 @@ impl WorkItem for Conn {
     type Pointer = Arc<Conn>;
 
     fn run(conn: Arc<Conn>) {
-        super::tx::push(&conn);
-        if conn.shared.lock().error.is_some() {
-            // Aborting an aborted connection does nothing.
-            conn.waker.abort();
-        }
-        // Closed on both sides: nobody writes into the buffers any more.
-        if conn.finished() {
-            conn.lgr.reap();
-        }
+        close::settle(&conn);
     }
 }
 

@@ -578,7 +578,7 @@ impl LinkGroup {
             return;
         }
         smc_dbg!("lgr: link down");
-        self.conns.lock().for_each(|c| c.abort_by_link());
+        self.conns.lock().for_each(|c| c.abort());
         self.tx_wait.notify_all();
         self.llc_wait.notify_all();
     }

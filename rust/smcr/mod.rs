@@ -8,9 +8,11 @@
 //! work request slots, completion dispatch), [`llc`] (link-level control),
 //! [`conn`] (a connection's buffers and cursors), [`cdc`] (cursor
 //! messages, both ways), [`tx`] and [`rx`] (what `send` and `recv` do),
+//! [`close`] (the close state machine at work),
 //! [`setup`] (the client side of the CLC handshake that creates them).
 
 pub(crate) mod cdc;
+pub(crate) mod close;
 pub(crate) mod conn;
 pub(crate) mod lgr;
 pub(crate) mod llc;

@@ -31,7 +31,7 @@ fn avail(conn: &Conn) -> Result<Avail> {
     if let Some(e) = conn.failure(&sh) {
         return Err(e);
     }
-    if sh.peer_state.peer_done_writing || sh.peer_state.peer_conn_closed {
+    if sh.rcv_shutdown {
         return Ok(Avail::Eof);
     }
     Ok(Avail::Empty)
@@ -120,13 +120,14 @@ pub(crate) fn recv(
     Ok(got)
 }
 
-/// Whether a read would not block (poll's `EPOLLIN`), and whether the peer
-/// hung up (`EPOLLRDHUP`).
+/// Whether a read would not block (poll's `EPOLLIN`), and whether
+/// reading is shut down: the peer is done writing or `SHUT_RD`
+/// (`EPOLLRDHUP`).
 pub(crate) fn readable(conn: &Conn) -> (bool, bool) {
+    let shut = conn.shared.lock().rcv_shutdown;
     match avail(conn) {
-        Ok(Avail::Bytes(_)) => (true, false),
-        Ok(Avail::Eof) => (true, true),
-        Err(_) => (true, true),
-        Ok(Avail::Empty) => (false, false),
+        Ok(Avail::Bytes(_)) => (true, shut),
+        Ok(Avail::Eof) | Err(_) => (true, true),
+        Ok(Avail::Empty) => (false, shut),
     }
 }

@@ -11,11 +11,13 @@
 //! `tx_copied - tx_fin` bytes (written or not, not yet completed).
 
 use super::cdc;
+use super::close;
 use super::conn::{Conn, ConnShared};
 use crate::sys::args::MsgHdr;
 use crate::sys::errno::{EAGAIN, ECONNRESET, EINTR, EPIPE};
 use crate::sys::ib::mr::RegisteredBuf;
 use crate::wire::cdc::ProducerFlags;
+use crate::wire::close::CloseEvent;
 use kernel::error::code::ERESTARTSYS;
 use kernel::prelude::*;
 
@@ -25,8 +27,8 @@ fn room(conn: &Conn) -> Result<u64> {
     if let Some(e) = conn.failure(&sh) {
         return Err(e);
     }
-    let done = sh.sent_state.peer_done_writing || sh.pending_state.peer_done_writing;
-    if done || sh.sent_state.peer_conn_closed {
+    // The peer closed: its RMB may already serve another connection.
+    if sh.close.write_closed() || sh.peer_state.any_close() {
         return Err(EPIPE.into());
     }
     let used = sh.tx_copied.saturating_sub(sh.tx_fin);
@@ -99,7 +101,9 @@ pub(crate) fn push(conn: &Conn) {
         return;
     };
     let mut sh = conn.shared.lock();
-    while sh.error.is_none() && sh.tx_copied > sh.tx_prod {
+    // Nothing goes into the RMB of a peer that closed: it may already
+    // serve another connection.
+    while sh.error.is_none() && !sh.peer_state.any_close() && sh.tx_copied > sh.tx_prod {
         let Ok(slot) = conn.lgr.try_get_slot() else {
             conn.lgr.wait_for_slot();
             return;
@@ -153,10 +157,10 @@ fn write_chunk(
     }
     sh.tx_prod += n;
     if sh.tx_prod == sh.tx_copied {
-        // The last bytes carry a shutdown or close that waited for them.
-        let p = sh.pending_state;
-        sh.sent_state.peer_done_writing |= p.peer_done_writing;
-        sh.sent_state.peer_conn_closed |= p.peer_conn_closed;
+        // A shutdown or close that waited for the last bytes goes with
+        // them (its flags into this message); wake-ups follow from the
+        // completion of the message.
+        let _ = close::event(sh, CloseEvent::TxFlushed);
     }
     // More waits and the peer's RMB is full: ask for its consumer cursor.
     let blocked = sh.tx_copied > sh.tx_prod && sh.tx_prod - sh.tx_acked >= psize;
@@ -168,30 +172,6 @@ fn write_chunk(
     // caller fails the connection, which is no longer in step with the peer.
     cdc::post_locked(conn, sh, slot, flags)?;
     Ok(true)
-}
-
-/// Sends `flags` (done writing, closed) after everything in the send
-/// buffer, at once when it is empty.
-pub(crate) fn send_state(conn: &Conn, flags: crate::wire::cdc::ConnStateFlags) -> Result {
-    let now = {
-        let mut sh = conn.shared.lock();
-        if sh.tx_copied > sh.tx_prod {
-            sh.pending_state.peer_done_writing |= flags.peer_done_writing;
-            sh.pending_state.peer_conn_closed |= flags.peer_conn_closed;
-            false
-        } else {
-            true
-        }
-    };
-    if now {
-        cdc::send(conn, |sh| {
-            sh.sent_state.peer_done_writing |= flags.peer_done_writing;
-            sh.sent_state.peer_conn_closed |= flags.peer_conn_closed;
-        })
-    } else {
-        push(conn);
-        Ok(())
-    }
 }
 
 /// Whether a send would not block (poll's `EPOLLOUT`).

@@ -68,6 +68,7 @@ errnos! {
     ENOSPC: "No space left (table full).",
     ENOIOCTLCMD: "No such ioctl command (internal).",
     ENOMEM: "Out of memory.",
+    ENOTCONN: "Transport endpoint is not connected.",
     ENOPROTOOPT: "Protocol not available.",
     EOPNOTSUPP: "Operation not supported on transport endpoint.",
     EPIPE: "Broken pipe.",

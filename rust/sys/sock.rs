@@ -141,6 +141,28 @@ impl<S: SockState> SmcSk<S> {
         unsafe { bindings::smc_rs_sk_sndtimeo(self.as_raw(), nonblock) }
     }
 
+    /// The linger time of `SO_LINGER` in jiffies, if it is on.
+    pub(crate) fn linger(&self) -> Option<c_long> {
+        // SAFETY: reads of the flags and a field of a live socket; the
+        // option is set under the socket lock, a stale value is harmless.
+        unsafe {
+            let sk = self.as_raw();
+            if !bindings::smc_rs_sock_flag(sk, bindings::sock_flags_SOCK_LINGER) {
+                return None;
+            }
+            Some(core::ptr::read_volatile(core::ptr::addr_of!((*sk).sk_lingertime)) as c_long)
+        }
+    }
+
+    /// A stream's send error `err` for a `sendmsg` with `flags`: `EPIPE`
+    /// raises `SIGPIPE` unless `MSG_NOSIGNAL`, as TCP's does.
+    pub(crate) fn stream_error(&self, flags: u32, err: Error) -> Error {
+        // SAFETY: a live socket; the call only reads it and signals the
+        // current task.
+        let e = unsafe { bindings::sk_stream_error(self.as_raw(), flags as c_int, err.to_errno()) };
+        Error::from_errno(e)
+    }
+
     /// The protocol state (the part that needs no socket lock).
     pub(crate) fn state(&self) -> &S {
         &self.state
