@@ -124,5 +124,8 @@ void smc_rs_ib_dma_sync_for_device(struct ib_device *dev, u64 addr, size_t size)
 size_t smc_rs_copy_to_iter(const void *addr, size_t bytes, struct iov_iter *iter);
 size_t smc_rs_copy_from_iter(void *addr, size_t bytes, struct iov_iter *iter);
 int smc_rs_sg_alloc_table_one(struct sg_table *table);
+void smc_rs_init_delayed_work(struct delayed_work *dw, work_func_t fn);
+bool smc_rs_queue_delayed_work(struct delayed_work *dw, unsigned long delay);
+unsigned long smc_rs_jiffies(void);
 
 #endif

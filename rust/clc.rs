@@ -90,6 +90,13 @@ fn stop_smcr() {
     }
 }
 
+/// The link groups' keeper (see [`LgrRegistry::keep`]).
+pub(crate) fn keep_link_groups() {
+    if let Some(reg) = registry() {
+        reg.keep();
+    }
+}
+
 fn registry() -> Option<Arc<LgrRegistry>> {
     REGISTRY.read(|r| r.cloned())
 }

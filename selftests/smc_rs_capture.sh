@@ -19,6 +19,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 peer=10.10.0.$((3 - SMC_VM))
 port=7302
 sizes="1 65536 1048576"
+# Seconds the link stays idle after the connections: longer than the 30 s
+# of silence after which each side tests the link (TEST LINK).
+idle=36
 nsizes=$(echo $sizes | wc -w)
 
 if [ "$SMC_VM" = 1 ]; then
@@ -29,6 +32,8 @@ if [ "$SMC_VM" = 1 ]; then
 	fi
 	run_test "$server server for the captured SMC-R exchange (server side)" \
 		timeout 300 smc_echo server -f smc -p "$port" -n "$nsizes"
+	# The link stays up while the client captures its idle time.
+	sleep "$((idle + 10))"
 	exit 0
 fi
 
@@ -58,8 +63,8 @@ if [ -z "${SMC_CAPTURE:-}" ]; then
 		total=$((total + s))
 	done
 	capture_stopped() {
-		# Let the last CDC and TCP FIN exchange reach the wire.
-		sleep 2
+		# The last CDC and TCP FIN exchange, then the idle link's TEST LINKs.
+		sleep "$idle"
 		kill -INT "$capture_pid" && wait "$capture_pid"
 		cat "$SMC_OUT/dumpcap-vm2.txt"
 		# dumpcap's closing line: "Packets received/dropped on interface 'eth0': R/D (...)"
@@ -165,6 +170,17 @@ llc_confirm_link() {
 }
 run_test "capture: LLC CONFIRM LINK request and response inside RoCEv2 (tshark smc.llc_msg, decode-as smc)" \
 	llc_confirm_link
+# 0x07/0x27: TEST LINK (v1/v2).
+is_test_link="\$$l_msg ~ /^0x(07|27)\$/"
+llc_test_link() {
+	local request response
+	request=$(count "$is_test_link && !($is_response)" "$llc")
+	response=$(count "$is_test_link && $is_response" "$llc")
+	echo "TEST LINK requests $request, responses $response"
+	[ "$request" -ge 1 ] && [ "$response" -ge 1 ]
+}
+run_test "capture: the idle link is tested, TEST LINK request and response (tshark smc.llc_msg)" \
+	llc_test_link
 send_payloads_known() {
 	local sends unknown
 	sends=$(wc -l <"$llc")

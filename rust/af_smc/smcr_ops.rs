@@ -25,12 +25,14 @@ pub(super) fn sendmsg(
     mut msg: MsgHdr<'_>,
     len: usize,
 ) -> Result<i32> {
-    let nonblock = msg.flags() & b::MSG_DONTWAIT != 0;
+    let flags = msg.flags();
+    let nonblock = flags & b::MSG_DONTWAIT != 0;
     let sk = sock.sk();
     let clcsock = &sk.state().clcsock;
     let mut timeo = sk.sndtimeo(nonblock);
-    let flags = msg.flags();
-    let r = tx::send(conn, &mut msg, len, nonblock, |ready| {
+    let urgent = flags & b::MSG_OOB != 0;
+    let more = flags & b::MSG_MORE != 0;
+    let r = tx::send(conn, &mut msg, len, nonblock, urgent, more, |ready| {
         st.wait_exclusive(clcsock, &mut timeo, ready)
     });
     st.set_sk_state(conn.sk_state());
@@ -56,7 +58,11 @@ pub(super) fn recvmsg(
     let sk = sock.sk();
     let clcsock = &sk.state().clcsock;
     let mut timeo = sk.rcvtimeo(nonblock);
-    let r = rx::recv(conn, &mut msg, len, nonblock, peek, waitall, |ready| {
+    let inline = sk.oob_inline();
+    if flags & b::MSG_OOB != 0 {
+        return Ok(rx::recv_urgent(conn, &mut msg, len, peek, inline)? as i32);
+    }
+    let r = rx::recv(conn, &mut msg, len, nonblock, peek, waitall, inline, |ready| {
         st.wait_exclusive(clcsock, &mut timeo, ready)
     });
     st.set_sk_state(conn.sk_state());
@@ -65,6 +71,7 @@ pub(super) fn recvmsg(
 
 /// `EPOLL*` bits (uapi/linux/eventpoll.h).
 const EPOLLIN: u32 = 0x0001;
+const EPOLLPRI: u32 = 0x0002;
 const EPOLLOUT: u32 = 0x0004;
 const EPOLLERR: u32 = 0x0008;
 const EPOLLHUP: u32 = 0x0010;
@@ -85,9 +92,15 @@ pub(super) fn poll_mask(conn: &Conn) -> u32 {
     if tx::writable(conn) {
         mask |= EPOLLOUT | EPOLLWRNORM;
     }
+    if rx::urgent_pending(conn) {
+        mask |= EPOLLPRI;
+    }
     let sh = conn.shared.lock();
+    if conn.sock_error(&sh).is_some() {
+        mask |= EPOLLERR;
+    }
     if conn.failure(&sh).is_some() {
-        mask |= EPOLLERR | EPOLLHUP;
+        mask |= EPOLLHUP;
     }
     // Both directions shut down, as TCP's `SHUTDOWN_MASK`.
     if sh.close.write_closed() && rcv_shutdown {
@@ -170,12 +183,13 @@ pub(super) fn release(sock: &Sock<'_>, st: &mut Guard<'_>, conn: Arc<Conn>) {
 /// `SIOC*` requests (uapi/linux/sockios.h, asm-generic/ioctls.h).
 const SIOCINQ: u32 = 0x541B;
 const SIOCOUTQ: u32 = 0x5411;
+const SIOCATMARK: u32 = 0x8905;
 const SIOCOUTQNSD: u32 = 0x894B;
 
 /// The `ioctl`s TCP answers from its queues, answered from the connection's
-/// cursors: bytes to read, bytes not yet completed towards the peer, and
-/// bytes not yet written into the peer's RMB. `None` for other requests
-/// (the clcsock's).
+/// cursors: bytes to read, bytes not yet completed towards the peer,
+/// bytes not yet written into the peer's RMB, and whether the reader is at
+/// the urgent mark. `None` for other requests (the clcsock's).
 pub(super) fn ioctl(conn: &Conn, cmd: u32, arg: usize) -> Option<Result<i32>> {
     let value = {
         let sh = conn.shared.lock();
@@ -183,6 +197,7 @@ pub(super) fn ioctl(conn: &Conn, cmd: u32, arg: usize) -> Option<Result<i32>> {
             SIOCINQ => sh.rx_prod - sh.rx_cons,
             SIOCOUTQ => sh.tx_copied - sh.tx_fin,
             SIOCOUTQNSD => sh.tx_copied - sh.tx_prod,
+            SIOCATMARK => u64::from(rx::at_urgent_mark(&sh)),
             _ => return None,
         }
     };

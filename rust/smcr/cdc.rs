@@ -3,7 +3,7 @@
 //! CDC messages: the cursors and flags of a connection, sent after the data
 //! they announce and received in the completion handler.
 
-use super::conn::{cursor_of, Conn, ConnShared};
+use super::conn::{cursor_of, Conn, ConnShared, UrgentRx};
 use super::lgr::LinkGroup;
 use super::close::{self, Deferred};
 use crate::sys::errno::ECONNABORTED;
@@ -41,12 +41,23 @@ fn apply(conn: &Arc<Conn>, cdc: &CdcMsg) {
     sh.rx_seq = Some(cdc.seqno);
     let mut deferred = Deferred::default();
     let mut settle = false;
+    let prod_before = sh.rx_prod;
     if let Err(e) = take_cursors(conn, &mut sh, cdc) {
         smc_dbg!("cdc: token {:#x}: bad cursor ({:?}), aborting", conn.token, e);
         deferred = close::event(&mut sh, CloseEvent::LocalAbort).unwrap_or_default();
         settle = true;
     }
     sh.peer_flags = cdc.prod_flags;
+    if cdc.prod_flags.urg_data_present && sh.rx_prod > prod_before {
+        // The last byte this message announces is urgent; a byte an
+        // earlier one flagged and nobody took stays in the stream.
+        sh.urg_rx = Some(UrgentRx {
+            pos: sh.rx_prod - 1,
+            byte: None,
+            read: false,
+            at_mark: false,
+        });
+    }
     let f = cdc.conn_state_flags;
     let old = sh.peer_state;
     sh.peer_state.peer_done_writing |= f.peer_done_writing;
@@ -131,6 +142,9 @@ pub(crate) fn post_locked(
     slot: u32,
     flags: ProducerFlags,
 ) -> Result {
+    let mut flags = flags;
+    // Urgent data waits to be written.
+    flags.urg_data_pending |= sh.urg_tx.is_some_and(|p| sh.tx_prod <= p);
     let msg = CdcMsg {
         seqno: sh.tx_seq,
         token: sh.peer.token,

@@ -86,6 +86,31 @@ pub(crate) struct ConnShared {
     /// The connection cannot be used any more (link down, protocol error,
     /// abort): `Some(errno)` for what calls report.
     pub(crate) error: Option<Error>,
+    /// The application was told of the failure (TCP reports `sk_err`
+    /// once; later sends fail with `EPIPE`, reads end).
+    pub(crate) error_reported: bool,
+    /// The last urgent byte the peer sent (`MSG_OOB`).
+    pub(crate) urg_rx: Option<UrgentRx>,
+    /// Position of the urgent byte we send: the data up to it goes in a
+    /// write of its own, nothing after it until the peer consumed it.
+    pub(crate) urg_tx: Option<u64>,
+    /// `SO_OOBINLINE` as the socket's last read saw it.
+    pub(crate) oob_inline: bool,
+}
+
+/// An urgent byte from the peer: the last byte of the write its CDC
+/// message flagged (`urg_data_present`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct UrgentRx {
+    /// Its position in the stream.
+    pub(crate) pos: u64,
+    /// The byte, once taken out of the RMB (the consumer cursor then
+    /// passes it, so that the peer may go on writing).
+    pub(crate) byte: Option<u8>,
+    /// The application read it with `MSG_OOB`.
+    pub(crate) read: bool,
+    /// Nothing was read after the mark yet (`SIOCATMARK`).
+    pub(crate) at_mark: bool,
 }
 
 /// An SMC-R connection.
@@ -159,7 +184,11 @@ impl Conn {
                         close: CloseMachine::active(),
                         rcv_shutdown: false,
                         clcsock_reset: false,
+                        urg_rx: None,
+                        urg_tx: None,
+                        oob_inline: false,
                         error: None,
+                        error_reported: false,
                     },
                     "Conn::shared"
                 ),
@@ -213,12 +242,17 @@ impl Conn {
 
     /// The device completed the CDC message that covered the stream up to
     /// `prod_total`: the send buffer below it is free.
-    pub(crate) fn tx_done(&self, prod_total: u64) {
+    pub(crate) fn tx_done(self: &Arc<Self>, prod_total: u64) {
         let mut sh = self.shared.lock();
         if prod_total > sh.tx_fin {
             sh.tx_fin = prod_total;
         }
+        // Bytes corked behind the write that completed go now.
+        let corked = sh.tx_fin == sh.tx_prod && sh.tx_copied > sh.tx_prod;
         drop(sh);
+        if corked {
+            self.schedule_push();
+        }
         self.wake();
     }
 
@@ -234,6 +268,20 @@ impl Conn {
             return Some(ECONNRESET.into());
         }
         None
+    }
+
+    /// The failure to report to the application, once (as TCP's
+    /// `sk_err`): `None` after [`error_reported`](Self::error_reported).
+    pub(crate) fn sock_error(&self, sh: &ConnShared) -> Option<Error> {
+        if sh.error_reported {
+            return None;
+        }
+        self.failure(sh)
+    }
+
+    /// The application got the failure.
+    pub(crate) fn error_reported(&self) {
+        self.shared.lock().error_reported = true;
     }
 
     /// The socket let go of the connection.

@@ -15,6 +15,7 @@
 //! request to complete.
 
 use super::conn::{Conn, ConnTable};
+use super::keepalive::Activity;
 use crate::ib::SmcrV2Device;
 use crate::sys::ib::buf::DmaBuf;
 use crate::sys::ib::cq::Cq;
@@ -179,6 +180,8 @@ pub(crate) struct LinkGroup {
     /// The connections on the link group, by token.
     #[pin]
     pub(crate) conns: SpinLockBh<ConnTable>,
+    /// When the peer was last heard, the link tested, the group idle.
+    pub(crate) activity: Activity,
 }
 
 impl LinkGroup {
@@ -242,6 +245,7 @@ impl LinkGroup {
                 reg_lock <- new_mutex!((), "LinkGroup::reg_lock"),
                 pool <- new_mutex!(KVec::new(), "LinkGroup::pool"),
                 conns <- new_spinlock_bh!(ConnTable::new(), "LinkGroup::conns"),
+                activity: Activity::new(),
             }? Error),
             GFP_KERNEL,
         )?;
@@ -632,11 +636,16 @@ impl LinkGroup {
     /// cleared: a reader only ever sees bytes the peer wrote after it took
     /// them (up to the peer's producer cursor), and only bytes the
     /// application wrote are sent.
-    pub(crate) fn take_pooled_buffers(&self) -> Option<BufferPair> {
+    pub(crate) fn take_pooled_buffers(&self, rmb_size: u32, sndbuf_size: u32) -> Option<BufferPair> {
         if self.state() != LinkState::Active {
             return None;
         }
-        self.pool.lock().iter_mut().find_map(Option::take)
+        let fits = |p: &Option<BufferPair>| {
+            p.as_ref().is_some_and(|(r, s)| {
+                r.buf().len() == rmb_size as usize && s.buf().len() == sndbuf_size as usize
+            })
+        };
+        self.pool.lock().iter_mut().find(|p| fits(p)).and_then(Option::take)
     }
 
     /// Keeps a freed connection's buffers for the next one (dropped when
@@ -706,6 +715,7 @@ impl QpHandler for LinkGroup {
             self.link_down();
             return;
         }
+        self.activity.heard();
         let Some(msg) = msg.get(..n) else { return };
         if msg.first() == Some(&crate::wire::cdc::CDC_MSG_TYPE) {
             super::cdc::received(self, msg);

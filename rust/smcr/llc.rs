@@ -158,6 +158,19 @@ pub(crate) fn server_confirm_link(lgr: &LinkGroup, max_conns: u8) -> Result {
     Ok(())
 }
 
+/// Asks the peer whether the link is alive; any message it sends back
+/// (its response, or anything else) says so.
+pub(crate) fn send_test_link(lgr: &LinkGroup) -> Result {
+    let msg = TestLink {
+        version: version(lgr),
+        resp: false,
+        user_data: [0; 16],
+    };
+    let mut buf = [0u8; LLC_LEN];
+    let n = msg.encode(&mut buf).map_err(|_| EPROTO)?;
+    lgr.send_llc(buf.get(..n).ok_or(EPROTO)?)
+}
+
 /// Tells the peer the link group ends (orderly), best effort.
 pub(crate) fn send_delete_all(lgr: &LinkGroup) {
     let msg = DeleteLink {

@@ -14,6 +14,7 @@
 pub(crate) mod cdc;
 pub(crate) mod close;
 pub(crate) mod conn;
+pub(crate) mod keepalive;
 pub(crate) mod lgr;
 pub(crate) mod llc;
 pub(crate) mod rx;

@@ -4,17 +4,23 @@
 //! between our consumer cursor and the peer's producer cursor; reading
 //! copies them out and moves the consumer cursor, which goes back to the
 //! peer in a CDC message once enough room was freed (not after every read).
+//!
+//! Urgent data (`MSG_OOB`) is the last byte of a write the peer flagged.
+//! As with TCP, a read stops at it; unless `SO_OOBINLINE`, it is taken out
+//! of the stream when the reader reaches it (the consumer cursor passes
+//! it at once, which lets the peer go on) and read with `MSG_OOB`.
 
 use super::cdc;
 use super::conn::{Conn, ConnShared};
-use crate::wire::bufsize::rmb_wnd_update_limit;
 use crate::sys::args::MsgHdr;
-use crate::sys::errno::{EAGAIN, ECONNRESET};
+use crate::sys::bindings as b;
+use crate::sys::errno::{EAGAIN, ECONNRESET, EINVAL};
+use crate::wire::bufsize::rmb_wnd_update_limit;
 use kernel::prelude::*;
 
 /// What a reader finds.
 enum Avail {
-    /// Bytes to read.
+    /// Bytes to read (up to the urgent mark at most).
     Bytes(u64),
     /// The peer will send no more: end of stream.
     Eof,
@@ -22,16 +28,33 @@ enum Avail {
     Empty,
 }
 
+/// Where an urgent byte not yet taken out of the stream is, if the
+/// stream has one (not with `SO_OOBINLINE`).
+fn pending_mark(sh: &ConnShared) -> Option<u64> {
+    match sh.urg_rx {
+        Some(u) if !sh.oob_inline && u.byte.is_none() && u.pos >= sh.rx_cons => Some(u.pos),
+        _ => None,
+    }
+}
+
 fn avail(conn: &Conn) -> Result<Avail> {
     let sh = conn.shared.lock();
-    let n = sh.rx_prod.saturating_sub(sh.rx_cons);
+    let mut n = sh.rx_prod.saturating_sub(sh.rx_cons);
+    if let Some(pos) = pending_mark(&sh) {
+        // Up to the mark; at the mark, what follows the urgent byte.
+        n = match pos - sh.rx_cons {
+            0 => n.saturating_sub(1),
+            before => before,
+        };
+    }
     if n > 0 {
         return Ok(Avail::Bytes(n));
     }
-    if let Some(e) = conn.failure(&sh) {
+    if let Some(e) = conn.sock_error(&sh) {
         return Err(e);
     }
-    if sh.rcv_shutdown {
+    // A failure already reported ends the stream, as TCP's reset does.
+    if sh.rcv_shutdown || conn.failure(&sh).is_some() {
         return Ok(Avail::Eof);
     }
     Ok(Avail::Empty)
@@ -46,8 +69,48 @@ fn update_due(conn: &Conn, sh: &ConnShared) -> bool {
     unsent > 0 && (unsent >= limit || sh.peer_flags.write_blocked || sh.peer_flags.cons_curs_upd_req)
 }
 
+/// Where stream position `pos` is in the RMB.
+fn rmb_offset(conn: &Conn, pos: u64) -> usize {
+    (pos % u64::from(conn.rmb_size().max(1))) as usize
+}
+
+/// Takes the urgent byte out of the stream when the reader is at it: it
+/// is kept for `MSG_OOB`, and the consumer cursor passes it and goes to
+/// the peer at once (the peer writes nothing after an urgent byte before
+/// that). Process context.
+fn take_urgent_at_mark(conn: &Conn) -> Result {
+    {
+        let sh = conn.shared.lock();
+        if pending_mark(&sh) != Some(sh.rx_cons) {
+            return Ok(());
+        }
+    }
+    {
+        let guard = conn.rmb.lock();
+        let mut sh = conn.shared.lock();
+        let Some(pos) = pending_mark(&sh) else {
+            return Ok(());
+        };
+        if pos != sh.rx_cons || sh.rx_prod <= pos {
+            return Ok(());
+        }
+        let rmb = guard.as_ref().ok_or(ECONNRESET)?.buf();
+        rmb.sync_for_cpu();
+        let mut byte = [0u8; 1];
+        rmb.read(rmb_offset(conn, pos), &mut byte)?;
+        sh.rx_cons += 1;
+        if let Some(u) = sh.urg_rx.as_mut() {
+            u.byte = Some(byte[0]);
+            u.at_mark = true;
+        }
+    }
+    cdc::send(conn, |_| {})
+}
+
 /// Reads up to `len` bytes into `msg`. `peek` leaves them; `waitall`
-/// waits for all of them (unless the stream ends or fails).
+/// waits for all of them (unless the stream ends or fails); `oob_inline`
+/// is the socket's `SO_OOBINLINE`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn recv(
     conn: &Conn,
     msg: &mut MsgHdr<'_>,
@@ -55,14 +118,22 @@ pub(crate) fn recv(
     nonblock: bool,
     peek: bool,
     waitall: bool,
+    oob_inline: bool,
     mut wait: impl FnMut(&dyn Fn() -> bool) -> Result,
 ) -> Result<usize> {
+    conn.shared.lock().oob_inline = oob_inline;
     let mut got = 0usize;
     while got < len {
+        if !peek {
+            take_urgent_at_mark(conn)?;
+        }
         let n = match avail(conn) {
             Ok(Avail::Bytes(n)) => n,
             Ok(Avail::Eof) => break,
-            Err(e) if got == 0 => return Err(e),
+            Err(e) if got == 0 => {
+                conn.error_reported();
+                return Err(e);
+            }
             Err(_) => break,
             Ok(Avail::Empty) => {
                 if got > 0 && !waitall {
@@ -84,7 +155,16 @@ pub(crate) fn recv(
         };
         let want = ((len - got) as u64).min(n) as usize;
         let size = conn.rmb_size() as usize;
-        let start = conn.shared.lock().rx_cons + if peek { got as u64 } else { 0 };
+        let start = {
+            let mut sh = conn.shared.lock();
+            if !peek {
+                // Reading on from the mark.
+                if let Some(u) = sh.urg_rx.as_mut() {
+                    u.at_mark = false;
+                }
+            }
+            sh.rx_cons + if peek { got as u64 } else { 0 }
+        };
         let off = (start % size as u64) as usize;
         let first = want.min(size - off);
         let copied = {
@@ -105,11 +185,16 @@ pub(crate) fn recv(
             }
             continue;
         }
-        let due = {
+        let (due, at_mark) = {
             let mut sh = conn.shared.lock();
             sh.rx_cons += copied as u64;
-            update_due(conn, &sh)
+            (update_due(conn, &sh), pending_mark(&sh) == Some(sh.rx_cons))
         };
+        if at_mark {
+            // A read stops at the urgent mark, as TCP's does.
+            take_urgent_at_mark(conn)?;
+            break;
+        }
         if copied < want {
             break;
         }
@@ -118,6 +203,67 @@ pub(crate) fn recv(
         }
     }
     Ok(got)
+}
+
+/// `recv(MSG_OOB)`: the urgent byte, once (`peek` leaves it). `EINVAL`
+/// when there is none (or `SO_OOBINLINE`), `EAGAIN` while it is announced
+/// but not there yet, as TCP.
+pub(crate) fn recv_urgent(
+    conn: &Conn,
+    msg: &mut MsgHdr<'_>,
+    len: usize,
+    peek: bool,
+    oob_inline: bool,
+) -> Result<usize> {
+    if oob_inline {
+        return Err(EINVAL.into());
+    }
+    let (byte, pos) = {
+        let sh = conn.shared.lock();
+        match sh.urg_rx {
+            Some(u) if !u.read => (u.byte, u.pos),
+            _ if sh.peer_flags.urg_data_pending => return Err(EAGAIN.into()),
+            _ => return Err(EINVAL.into()),
+        }
+    };
+    let byte = match byte {
+        Some(b) => b,
+        None => {
+            // Still in the RMB: the peer writes nothing after it before
+            // it was consumed.
+            let rmb = conn.rmb.lock();
+            let rmb = rmb.as_ref().ok_or(ECONNRESET)?.buf();
+            rmb.sync_for_cpu();
+            let mut b = [0u8; 1];
+            rmb.read(rmb_offset(conn, pos), &mut b)?;
+            b[0]
+        }
+    };
+    msg.add_flags(b::MSG_OOB);
+    if len == 0 {
+        msg.add_flags(b::MSG_TRUNC);
+        return Ok(0);
+    }
+    if !peek {
+        if let Some(u) = conn.shared.lock().urg_rx.as_mut() {
+            u.read = true;
+        }
+    }
+    Ok(msg.copy_out(&[byte]))
+}
+
+/// `SIOCATMARK`: the reader is at the urgent mark.
+pub(crate) fn at_urgent_mark(sh: &ConnShared) -> bool {
+    match sh.urg_rx {
+        Some(u) => u.at_mark || (u.byte.is_none() && u.pos == sh.rx_cons),
+        None => false,
+    }
+}
+
+/// Urgent data waits to be read (poll's `EPOLLPRI`).
+pub(crate) fn urgent_pending(conn: &Conn) -> bool {
+    let sh = conn.shared.lock();
+    !sh.oob_inline && sh.urg_rx.is_some_and(|u| !u.read)
 }
 
 /// Whether a read would not block (poll's `EPOLLIN`), and whether

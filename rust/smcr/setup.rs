@@ -9,6 +9,7 @@
 
 use super::conn::{Conn, PeerRmb};
 use super::lgr::{LinkGroup, LinkState, PeerLink, Role};
+use super::keepalive::{self, Verdict};
 use super::llc;
 use crate::ib::{DeviceUsers, SmcIbDevice, SmcrV2Device};
 use crate::sys::errno::ENOSPC;
@@ -16,6 +17,7 @@ use crate::sys::ib::buf::DmaBuf;
 use crate::sys::ib::mr::{MrAccess, RegisteredBuf};
 use crate::sys::print::smc_dbg;
 use crate::sys::random;
+use crate::sys::ticker::Ticker;
 use crate::sys::tcp::TcpSock;
 use crate::wire::bufsize;
 use crate::wire::clc::{
@@ -29,6 +31,12 @@ use kernel::types::ARef;
 
 /// Size of a new connection's RMB (upstream's default `net.smc.rmem`).
 pub(crate) const DEFAULT_RMB_SIZE: u32 = 65536;
+/// Size of a new connection's send buffer (upstream's default
+/// `net.smc.wmem`).
+pub(crate) const DEFAULT_SNDBUF_SIZE: u32 = 65536;
+/// The largest buffer: one physically contiguous allocation of the
+/// largest page order (4 MiB with 4 KiB pages).
+const MAX_BUF_SIZE: u32 = 4 << 20;
 /// Decline codes of the connection setup (upstream's numbers).
 const DECL_MEM: u32 = 0x0101_0000;
 const DECL_NOSRVLINK: u32 = 0x030b_0000;
@@ -52,6 +60,9 @@ pub(crate) struct LgrRegistry {
     /// per concurrent handshake.
     #[pin]
     server_pending: Mutex<()>,
+    /// Runs [`keep`](Self::keep) while there are link groups.
+    #[pin]
+    keeper: Ticker,
 }
 
 /// Proof of holding one of the registry's pending locks.
@@ -63,6 +74,7 @@ impl LgrRegistry {
             lgrs <- new_mutex!([const { None }; MAX_LGRS], "LgrRegistry::lgrs"),
             client_pending <- new_mutex!((), "LgrRegistry::client_pending"),
             server_pending <- new_mutex!((), "LgrRegistry::server_pending"),
+            keeper <- Ticker::new(crate::clc::keep_link_groups, keepalive::TICK_MS),
         })
     }
 
@@ -89,6 +101,7 @@ impl LgrRegistry {
                     && peer.gid == a.local.gid
                     && peer.systemid == a.local.peer_id
             })
+            .inspect(|l| l.activity.reused())
             .cloned()
     }
 
@@ -105,6 +118,7 @@ impl LgrRegistry {
                     && peer.gid == *gid
                     && peer.systemid == *systemid
             })
+            .inspect(|l| l.activity.reused())
             .cloned()
     }
 
@@ -122,6 +136,7 @@ impl LgrRegistry {
         let free = lgrs.iter_mut().find(|s| s.is_none()).ok_or(ENOSPC)?;
         *free = Some(lgr);
         drop(lgrs);
+        self.keeper.kick();
         for l in dead.iter() {
             l.terminate();
         }
@@ -154,8 +169,36 @@ impl LgrRegistry {
         }
     }
 
+    /// Looks after every link group (TEST LINK, linger, links gone down);
+    /// runs again while there are link groups.
+    pub(crate) fn keep(&self) {
+        let mut all: [Option<Arc<LinkGroup>>; MAX_LGRS] = [const { None }; MAX_LGRS];
+        for (dst, src) in all.iter_mut().zip(self.lgrs.lock().iter()) {
+            dst.clone_from(src);
+        }
+        for lgr in all.iter().flatten() {
+            if lgr.keep() == Verdict::End {
+                let mut lgrs = self.lgrs.lock();
+                let slot = lgrs
+                    .iter_mut()
+                    .find(|s| s.as_ref().is_some_and(|l| Arc::ptr_eq(l, lgr)));
+                let ours = slot.and_then(Option::take).is_some();
+                drop(lgrs);
+                // Whoever took it out of the registry ends it.
+                if ours {
+                    lgr.terminate();
+                }
+            }
+        }
+        drop(all);
+        if self.lgrs.lock().iter().any(Option::is_some) {
+            self.keeper.kick();
+        }
+    }
+
     /// Ends every link group (module unload): the peers are told.
     pub(crate) fn shutdown(&self) {
+        self.keeper.stop();
         let mut lgrs = self.lgrs.lock();
         for slot in lgrs.iter_mut() {
             if let Some(l) = slot.take() {
@@ -229,7 +272,7 @@ pub(crate) fn client_accept(
         }
         DeclineReason::Other(reason)
     };
-    let (rmb, sndbuf) = match new_buffers(&lgr, dev, true) {
+    let (rmb, sndbuf) = match new_buffers(&lgr, dev, true, &waker) {
         Ok(b) => b,
         Err(e) => {
             smc_dbg!("smcr: no buffers for a connection ({:?})", e);
@@ -270,7 +313,7 @@ pub(crate) fn client_accept(
     confirm.rmb_rkey = confirm_rkey;
     confirm.rmbe_idx = 1;
     confirm.rmbe_alert_token = conn.token;
-    confirm.rmbe_size = bufsize::compress(DEFAULT_RMB_SIZE);
+    confirm.rmbe_size = bufsize::compress(conn.rmb_size());
     confirm.qp_mtu = lgr.mtu().min(a.qp_mtu);
     confirm.rmb_dma_addr = confirm_addr;
     confirm.psn = lgr.psn;
@@ -334,21 +377,45 @@ fn new_buffers(
     lgr: &LinkGroup,
     dev: &SmcrV2Device,
     register: bool,
+    sock: &TcpSock,
 ) -> Result<(Arc<RegisteredBuf>, Arc<RegisteredBuf>)> {
+    let (snd, rcv) = sock.user_buf_sizes();
+    let class = |sock_buf: u32, is_rmb: bool| {
+        bufsize::size_class_for(sock_buf, is_rmb).min(bufsize::compress(MAX_BUF_SIZE))
+    };
+    let mut rmb_class = class(rcv.unwrap_or(2 * DEFAULT_RMB_SIZE), true);
+    let mut snd_class = class(snd.unwrap_or(2 * DEFAULT_SNDBUF_SIZE), false);
     // Buffers of earlier connections, registered already.
-    if let Some(pair) = lgr.take_pooled_buffers() {
+    let (rmb_size, snd_size) = (bufsize::uncompress(rmb_class), bufsize::uncompress(snd_class));
+    if let Some(pair) = lgr.take_pooled_buffers(rmb_size, snd_size) {
         return Ok(pair);
     }
     let ibdev = dev.device.ib();
-    let make = |access: MrAccess| -> Result<Arc<RegisteredBuf>> {
-        let buf = DmaBuf::new(ibdev, DEFAULT_RMB_SIZE as usize)?;
-        let reg = Arc::new(RegisteredBuf::new(&lgr.pd()?, buf)?, GFP_KERNEL)?;
+    let make = |access: Option<MrAccess>, class: &mut u8| -> Result<Arc<RegisteredBuf>> {
+        // Physically contiguous: a size the allocator cannot give is
+        // tried a class smaller, down to the smallest, as upstream does.
+        let buf = loop {
+            match DmaBuf::new(ibdev, bufsize::uncompress(*class) as usize) {
+                Ok(b) => break b,
+                Err(e) if *class == 0 => return Err(e),
+                Err(_) => *class -= 1,
+            }
+        };
+        let pd = lgr.pd()?;
+        let Some(access) = access else {
+            return Ok(Arc::new(RegisteredBuf::local(&pd, buf)?, GFP_KERNEL)?);
+        };
+        let reg = Arc::new(RegisteredBuf::new(&pd, buf)?, GFP_KERNEL)?;
         if register {
             lgr.register_mr(&reg, access)?;
         }
         Ok(reg)
     };
-    Ok((make(MrAccess::RemoteWrite)?, make(MrAccess::LocalWrite)?))
+    let rmb = make(Some(MrAccess::RemoteWrite), &mut rmb_class)?;
+    // The send buffer is only read by our device: the domain's local key
+    // reaches it, no region to register (as upstream).
+    let sndbuf = make(None, &mut snd_class)?;
+    Ok((rmb, sndbuf))
 }
 
 /// Sets up the server's side for a client's SMC-Rv2 proposal: link group
@@ -391,7 +458,7 @@ pub(crate) fn server_accept(
         }
         DeclineReason::Other(reason)
     };
-    let (rmb, sndbuf) = match new_buffers(&lgr, dev, !first_contact) {
+    let (rmb, sndbuf) = match new_buffers(&lgr, dev, !first_contact, &waker) {
         Ok(b) => b,
         Err(e) => {
             smc_dbg!("smcr: no buffers for a connection ({:?})", e);
@@ -432,7 +499,7 @@ pub(crate) fn server_accept(
         rmb_rkey: rkey,
         rmbe_idx: 1,
         rmbe_alert_token: conn.token,
-        rmbe_size: bufsize::compress(DEFAULT_RMB_SIZE),
+        rmbe_size: bufsize::compress(conn.rmb_size()),
         qp_mtu: lgr.mtu(),
         rmb_dma_addr: addr,
         psn: lgr.psn,
@@ -460,13 +527,11 @@ pub(crate) fn server_confirm(
         if lgr.connect_qp().is_err() {
             return Err(DeclineReason::Other(DECL_ERR_RDYLNK));
         }
+        // The first RMB waited for the link; the send buffer needs none.
         let rmb = sc.conn.rmb.lock().clone();
-        let sndbuf = sc.conn.sndbuf.lock().clone();
-        let regs = match (rmb, sndbuf) {
-            (Some(rmb), Some(sndbuf)) => lgr
-                .register_mr(&rmb, MrAccess::RemoteWrite)
-                .and_then(|()| lgr.register_mr(&sndbuf, MrAccess::LocalWrite)),
-            _ => Err(crate::sys::errno::ENOLINK.into()),
+        let regs = match rmb {
+            Some(rmb) => lgr.register_mr(&rmb, MrAccess::RemoteWrite),
+            None => Err(crate::sys::errno::ENOLINK.into()),
         };
         if regs.is_err() {
             return Err(DeclineReason::Other(DECL_ERR_REGBUF));

@@ -21,15 +21,22 @@ use crate::wire::close::CloseEvent;
 use kernel::error::code::ERESTARTSYS;
 use kernel::prelude::*;
 
-/// Room for new bytes in the send buffer.
-fn room(conn: &Conn) -> Result<u64> {
+/// Room for new bytes in the send buffer; none for urgent data while the
+/// last urgent byte waits (one at a time, as upstream).
+fn room(conn: &Conn, urgent: bool) -> Result<u64> {
     let sh = conn.shared.lock();
-    if let Some(e) = conn.failure(&sh) {
+    if let Some(e) = conn.sock_error(&sh) {
         return Err(e);
+    }
+    if conn.failure(&sh).is_some() {
+        return Err(EPIPE.into());
     }
     // The peer closed: its RMB may already serve another connection.
     if sh.close.write_closed() || sh.peer_state.any_close() {
         return Err(EPIPE.into());
+    }
+    if urgent && sh.urg_tx.is_some() {
+        return Ok(0);
     }
     let used = sh.tx_copied.saturating_sub(sh.tx_fin);
     Ok(u64::from(conn.sndbuf_size()).saturating_sub(used))
@@ -38,21 +45,36 @@ fn room(conn: &Conn) -> Result<u64> {
 /// Sends `len` bytes of `msg`. A blocking call returns when every byte is
 /// in the send buffer, as TCP's does; `wait` sleeps until the connection
 /// changes (or fails with `EAGAIN` after the timeout, or on a signal).
+/// With `urgent` (`MSG_OOB`) the last byte is urgent data; `more`
+/// (`MSG_MORE`) says more follows soon.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn send(
     conn: &Conn,
     msg: &mut MsgHdr<'_>,
     len: usize,
     nonblock: bool,
+    urgent: bool,
+    more: bool,
     mut wait: impl FnMut(&dyn Fn() -> bool) -> Result,
 ) -> Result<usize> {
     let mut sent = 0usize;
     while sent < len {
-        let free = room(conn)?;
+        let free = match room(conn, urgent) {
+            Ok(free) => free,
+            // What was queued counts; the error comes with the next call.
+            Err(_) if sent > 0 => break,
+            Err(e) => {
+                if e != EPIPE {
+                    conn.error_reported();
+                }
+                return Err(e);
+            }
+        };
         if free == 0 {
             if nonblock {
                 break;
             }
-            let ready = || room(conn).map_or(true, |r| r > 0);
+            let ready = || room(conn, urgent).map_or(true, |r| r > 0);
             match wait(&ready) {
                 Ok(()) => continue,
                 Err(e) if sent > 0 && (e == EAGAIN || e == ERESTARTSYS || e == EINTR) => break,
@@ -64,12 +86,35 @@ pub(crate) fn send(
             break;
         }
         sent += n;
-        push(conn);
+        if urgent && sent == len {
+            let mut sh = conn.shared.lock();
+            sh.urg_tx = Some(sh.tx_copied - 1);
+        }
+        if !corked(conn, more && sent == len) {
+            push(conn);
+        }
     }
     if sent == 0 && len > 0 {
         return Err(EAGAIN.into());
     }
     Ok(sent)
+}
+
+/// Most bytes that wait behind a write in flight (upstream's default
+/// `net.smc.autocorking_size`).
+const AUTOCORK_SIZE: u64 = 64 * 1024;
+
+/// Whether new bytes wait in the send buffer instead of going at once:
+/// while a write of the connection is in flight, its completion pushes
+/// them, so that small sends leave together (autocorking, as upstream);
+/// not past half the send buffer or [`AUTOCORK_SIZE`], unless the sender
+/// said more follows. Nothing waits with nothing in flight.
+fn corked(conn: &Conn, more: bool) -> bool {
+    let sh = conn.shared.lock();
+    let in_flight = sh.tx_fin < sh.tx_prod;
+    let waiting = sh.tx_copied - sh.tx_prod;
+    let limit = (u64::from(conn.sndbuf_size()) / 2).min(AUTOCORK_SIZE);
+    in_flight && (more || waiting <= limit) && sh.urg_tx.is_none()
 }
 
 /// Copies up to `n` bytes of `msg` into the send buffer (up to its end at
@@ -143,7 +188,22 @@ fn write_chunk(
         return Ok(false);
     }
     let off = sh.tx_prod % size;
-    let n = (sh.tx_copied - sh.tx_prod).min(peer_free).min(size - off);
+    let mut n = (sh.tx_copied - sh.tx_prod).min(peer_free).min(size - off);
+    // Urgent data: the byte ends a write of its own (the peer takes the
+    // last byte its CDC message announces), and nothing follows it until
+    // the peer consumed it (upstream's readers need that).
+    let mut urgent = false;
+    if let Some(p) = sh.urg_tx {
+        if sh.tx_prod > p {
+            if sh.tx_acked <= p {
+                return Ok(false);
+            }
+            sh.urg_tx = None;
+        } else if n >= p + 1 - sh.tx_prod {
+            n = p + 1 - sh.tx_prod;
+            urgent = true;
+        }
+    }
     let poff = sh.tx_prod % psize;
     let first = n.min(psize - poff);
     let pieces = [(off, poff, first), (off + first, 0, n - first)];
@@ -166,6 +226,8 @@ fn write_chunk(
     let blocked = sh.tx_copied > sh.tx_prod && sh.tx_prod - sh.tx_acked >= psize;
     let flags = ProducerFlags {
         write_blocked: blocked,
+        urg_data_present: urgent,
+        urg_data_pending: urgent,
         ..ProducerFlags::default()
     };
     // Should this fail, the writes went without their announcement: the
@@ -176,5 +238,5 @@ fn write_chunk(
 
 /// Whether a send would not block (poll's `EPOLLOUT`).
 pub(crate) fn writable(conn: &Conn) -> bool {
-    room(conn).map_or(true, |r| r > 0)
+    room(conn, false).map_or(true, |r| r > 0)
 }

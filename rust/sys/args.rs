@@ -143,6 +143,20 @@ impl MsgHdr<'_> {
         // SAFETY: `ptr` is the live msghdr of the current call (invariant).
         unsafe { (*self.ptr).msg_flags }
     }
+
+    /// Adds `flags` to what `recvmsg` reports back (`MSG_OOB`, ...).
+    pub(crate) fn add_flags(&mut self, flags: u32) {
+        // SAFETY: `ptr` is the live msghdr of the current call (invariant),
+        // which the call may write.
+        unsafe { (*self.ptr).msg_flags |= flags };
+    }
+
+    /// Copies `data` into the caller's buffers; returns how many bytes fit.
+    pub(crate) fn copy_out(&mut self, data: &[u8]) -> usize {
+        // SAFETY: `data` is a live slice of `data.len()` bytes; the iterator
+        // is the live one of the call (invariant).
+        unsafe { bindings::smc_rs_copy_to_iter(data.as_ptr().cast(), data.len(), self.iov_iter()) }
+    }
 }
 
 /// The file and poll table of a `poll` call.

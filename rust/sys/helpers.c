@@ -516,3 +516,18 @@ int smc_rs_sg_alloc_table_one(struct sg_table *table)
 {
 	return sg_alloc_table(table, 1, GFP_KERNEL);
 }
+
+void smc_rs_init_delayed_work(struct delayed_work *dw, work_func_t fn)
+{
+	INIT_DELAYED_WORK(dw, fn);
+}
+
+bool smc_rs_queue_delayed_work(struct delayed_work *dw, unsigned long delay)
+{
+	return queue_delayed_work(system_wq, dw, delay);
+}
+
+unsigned long smc_rs_jiffies(void)
+{
+	return jiffies;
+}

@@ -34,6 +34,7 @@ pub(crate) mod tcp;
 
 pub(crate) mod listen;
 pub(crate) mod sock;
+pub(crate) mod ticker;
 pub(crate) mod work;
 
 pub(crate) mod args;

@@ -154,6 +154,12 @@ impl<S: SockState> SmcSk<S> {
         }
     }
 
+    /// `SO_OOBINLINE`: urgent data stays in the stream.
+    pub(crate) fn oob_inline(&self) -> bool {
+        // SAFETY: a read of the flags of a live socket.
+        unsafe { bindings::smc_rs_sock_flag(self.as_raw(), bindings::sock_flags_SOCK_URGINLINE) }
+    }
+
     /// A stream's send error `err` for a `sendmsg` with `flags`: `EPIPE`
     /// raises `SIGPIPE` unless `MSG_NOSIGNAL`, as TCP's does.
     pub(crate) fn stream_error(&self, flags: u32, err: Error) -> Error {

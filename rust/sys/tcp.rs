@@ -78,6 +78,27 @@ impl TcpSock {
         }
     }
 
+    /// The buffer sizes the application set (`SO_SNDBUF`, `SO_RCVBUF`;
+    /// the socket's doubled values), each `None` when it left the default.
+    pub(crate) fn user_buf_sizes(&self) -> (Option<u32>, Option<u32>) {
+        let sk = self.as_raw();
+        // Set under the socket lock by `setsockopt`; a read racing with it
+        // sees the old or the new size, either of which is valid.
+        // SAFETY: plain reads of fields of a live socket (invariant).
+        let (locks, snd, rcv) = unsafe {
+            (
+                core::ptr::read_volatile(core::ptr::addr_of!((*sk).sk_userlocks)),
+                core::ptr::read_volatile(core::ptr::addr_of!((*sk).sk_sndbuf)),
+                core::ptr::read_volatile(core::ptr::addr_of!((*sk).sk_rcvbuf)),
+            )
+        };
+        let locked = |bit: u32| u32::from(locks) & bit != 0;
+        (
+            locked(bindings::SOCK_SNDBUF_LOCK).then_some(snd.max(0) as u32),
+            locked(bindings::SOCK_RCVBUF_LOCK).then_some(rcv.max(0) as u32),
+        )
+    }
+
     /// The connection is gone: reset, aborted or closed (`TCP_CLOSE`).
     pub(crate) fn is_closed(&self) -> bool {
         // `sk_state` is read locklessly by TCP's own poll (READ_ONCE).

@@ -18,10 +18,8 @@ use kernel::sync::Arc;
 /// What a registration allows the device to do with the memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum MrAccess {
-    /// Local writes only: a send buffer, read by the local device for
-    /// sends and RDMA WRITEs (upstream's `smc_wr_reg_send` access).
-    LocalWrite,
-    /// Local writes and the peer's RDMA WRITEs: an RMB.
+    /// Local writes and the peer's RDMA WRITEs: an RMB. (Send buffers need
+    /// no region: see [`RegisteredBuf::local`].)
     RemoteWrite,
 }
 
@@ -29,7 +27,6 @@ impl MrAccess {
     pub(super) fn flags(self) -> c_int {
         let local = bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE;
         let bits = match self {
-            MrAccess::LocalWrite => local,
             MrAccess::RemoteWrite => local | bindings::ib_access_flags_IB_ACCESS_REMOTE_WRITE,
         };
         // Small flag values: no truncation.
@@ -47,10 +44,12 @@ impl MrAccess {
 ///
 /// # Invariants
 ///
-/// `mr` was allocated in `pd` by `ib_alloc_mr` and maps all of `buf`
-/// (from `buf.dma_addr()`, in pages); it is deregistered only in `drop`.
+/// `mr`, if any, was allocated in `pd` by `ib_alloc_mr` and maps all of
+/// `buf` (from `buf.dma_addr()`, in pages); it is deregistered only in
+/// `drop`. Without one, the buffer is reached locally through the
+/// domain's local DMA key only (never by the peer).
 pub(crate) struct RegisteredBuf {
-    mr: NonNull<bindings::ib_mr>,
+    mr: Option<NonNull<bindings::ib_mr>>,
     buf: DmaBuf,
     pd: Arc<Pd>,
 }
@@ -77,7 +76,7 @@ impl RegisteredBuf {
         let mr = NonNull::new(from_err_ptr(raw)?).ok_or(ENOMEM)?;
         // INVARIANT: allocated in `pd` just now; mapped below.
         let reg = RegisteredBuf {
-            mr,
+            mr: Some(mr),
             buf,
             pd: pd.clone(),
         };
@@ -85,7 +84,7 @@ impl RegisteredBuf {
         // SAFETY: a live region of `pages` pages and the buffer's live
         // one-entry list of the same size; no offset wanted.
         let mapped = unsafe {
-            bindings::ib_map_mr_sg(reg.mr.as_ptr(), reg.buf.sgl(), 1, null_mut(), page_size)
+            bindings::ib_map_mr_sg(mr.as_ptr(), reg.buf.sgl(), 1, null_mut(), page_size)
         };
         if mapped != 1 {
             // `reg` deregisters the region on its way out.
@@ -98,6 +97,21 @@ impl RegisteredBuf {
         Ok(reg)
     }
 
+    /// `buf` (mapped for the device of `pd`) for local access only, the
+    /// source of RDMA WRITEs and sends: no region to allocate or register,
+    /// the domain's local DMA key reaches it.
+    pub(crate) fn local(pd: &Arc<Pd>, buf: DmaBuf) -> Result<RegisteredBuf> {
+        if buf.device().as_raw() != pd.device().as_raw() {
+            return Err(EINVAL.into());
+        }
+        // INVARIANT: no region.
+        Ok(RegisteredBuf {
+            mr: None,
+            buf,
+            pd: pd.clone(),
+        })
+    }
+
     /// The buffer.
     pub(crate) fn buf(&self) -> &DmaBuf {
         &self.buf
@@ -105,22 +119,30 @@ impl RegisteredBuf {
 
     /// The key for local access (scatter/gather entries).
     pub(crate) fn lkey(&self) -> u32 {
-        // SAFETY: a live region (invariant); read-only after allocation
-        // apart from `ib_update_fast_reg_key`, which is never called.
-        unsafe { (*self.mr.as_ptr()).lkey }
+        match self.mr {
+            // SAFETY: a live region (invariant); read-only after allocation
+            // apart from `ib_update_fast_reg_key`, which is never called.
+            Some(mr) => unsafe { (*mr.as_ptr()).lkey },
+            None => self.pd.local_dma_lkey(),
+        }
     }
 
-    /// The key the peer uses in RDMA WRITEs.
+    /// The key the peer uses in RDMA WRITEs (0 for a local buffer, which
+    /// the peer cannot reach).
     pub(crate) fn rkey(&self) -> u32 {
         // SAFETY: as in `lkey`.
-        unsafe { (*self.mr.as_ptr()).rkey }
+        self.mr.map_or(0, |mr| unsafe { (*mr.as_ptr()).rkey })
     }
 
     /// The address of the first byte as the keys see it (the peer writes
     /// to `iova() + offset`).
     pub(crate) fn iova(&self) -> u64 {
-        // SAFETY: a live region (invariant); set by `ib_map_mr_sg` in `new`.
-        unsafe { (*self.mr.as_ptr()).iova }
+        match self.mr {
+            // SAFETY: a live region (invariant); set by `ib_map_mr_sg` in
+            // `new`.
+            Some(mr) => unsafe { (*mr.as_ptr()).iova },
+            None => self.buf.dma_addr(),
+        }
     }
 
     /// A scatter/gather entry for `len` bytes at `offset`, addressed by the
@@ -142,8 +164,9 @@ impl RegisteredBuf {
         &self.pd
     }
 
-    pub(super) fn as_raw(&self) -> *mut bindings::ib_mr {
-        self.mr.as_ptr()
+    /// The region (`None` for a local buffer).
+    pub(super) fn as_raw(&self) -> Option<*mut bindings::ib_mr> {
+        self.mr.map(NonNull::as_ptr)
     }
 }
 
@@ -152,7 +175,9 @@ impl Drop for RegisteredBuf {
         // Before the buffer (a field) is unmapped and freed. A queue pair
         // holds an `Arc` of a region whose registration is in flight, so a
         // region is never dropped while its registration request runs.
-        // SAFETY: allocated in `new` (invariant), deregistered once.
-        unsafe { bindings::smc_rs_ib_dereg_mr(self.mr.as_ptr()) };
+        if let Some(mr) = self.mr {
+            // SAFETY: allocated in `new` (invariant), deregistered once.
+            unsafe { bindings::smc_rs_ib_dereg_mr(mr.as_ptr()) };
+        }
     }
 }

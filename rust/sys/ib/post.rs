@@ -218,6 +218,8 @@ impl<H: QpHandler> Qp<Rts, H> {
         if !Arc::ptr_eq(reg.pd(), &inner.pd) {
             return Err(EINVAL.into());
         }
+        // A local buffer has no region to register.
+        let mr = reg.as_raw().ok_or(EINVAL)?;
         let cqe = inner.cqe(SlotKind::Reg)?;
         let shared = inner.shared();
         let previous = shared.reg_begin(reg)?;
@@ -227,7 +229,7 @@ impl<H: QpHandler> Qp<Rts, H> {
                 bindings::ib_wr_opcode_IB_WR_REG_MR,
                 bindings::ib_send_flags_IB_SEND_SIGNALED,
             ),
-            mr: reg.as_raw(),
+            mr,
             key: reg.rkey(),
             access: access.flags(),
         };

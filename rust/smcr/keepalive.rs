@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Keeping link groups, as upstream does: a link the peer has been silent
+//! on for `smcr_testlink_time` gets a TEST LINK request, and goes down when
+//! nothing comes back within the LLC wait time; a link group without
+//! connections lingers for a while (10 minutes, the client 10 seconds
+//! longer than the server, so that the server's orderly DELETE LINK ends
+//! both), then ends; a link group whose link went down leaves the registry.
+//!
+//! The registry runs [`LinkGroup::keep`] on each link group once per tick
+//! of its ticker, which runs only while there are link groups.
+
+use super::lgr::{LinkGroup, LinkState, Role};
+use super::llc;
+use crate::sys::print::smc_dbg;
+use crate::sys::ticker::jiffies;
+use core::sync::atomic::{AtomicU64, Ordering};
+use kernel::time::msecs_to_jiffies;
+
+/// How often link groups are looked after, in milliseconds.
+pub(crate) const TICK_MS: u32 = 1000;
+/// Silence after which a link is tested (`net.smc.smcr_testlink_time`'s
+/// default, 30 seconds).
+const TESTLINK_TIME_MS: u32 = 30_000;
+/// How long a TEST LINK may go unanswered (upstream's LLC wait time).
+const TESTLINK_WAIT_MS: u32 = 2_000;
+/// How long a server link group without connections lingers.
+const LINGER_SERVER_MS: u32 = 600_000;
+/// How long a client link group without connections lingers.
+const LINGER_CLIENT_MS: u32 = LINGER_SERVER_MS + 10_000;
+
+/// When a link group last heard from its peer, tested it, and became idle;
+/// jiffies, 0 for never (a real 0 is nudged to 1).
+pub(crate) struct Activity {
+    heard: AtomicU64,
+    tested: AtomicU64,
+    idle_since: AtomicU64,
+}
+
+/// A time in jiffies that is never 0.
+fn stamp() -> u64 {
+    (jiffies() as u64).max(1)
+}
+
+impl Activity {
+    pub(crate) fn new() -> Self {
+        Activity {
+            heard: AtomicU64::new(stamp()),
+            tested: AtomicU64::new(0),
+            idle_since: AtomicU64::new(0),
+        }
+    }
+
+    /// A message arrived on the link: the peer is alive (any context).
+    pub(crate) fn heard(&self) {
+        self.heard.store(stamp(), Ordering::Relaxed);
+        if self.tested.load(Ordering::Relaxed) != 0 {
+            self.tested.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// A new connection is about to join: the link group is not idle.
+    pub(crate) fn reused(&self) {
+        self.idle_since.store(0, Ordering::Relaxed);
+    }
+}
+
+/// What the keeper decided for a link group.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Verdict {
+    /// It stays.
+    Keep,
+    /// It leaves the registry and ends.
+    End,
+}
+
+/// Whether `since` (jiffies, 0: never) is at least `ms` before `now`.
+fn older_than(now: u64, since: u64, ms: u32) -> bool {
+    since != 0 && now.wrapping_sub(since) >= msecs_to_jiffies(ms) as u64
+}
+
+impl LinkGroup {
+    /// One look at the link group (process context, may sleep).
+    pub(crate) fn keep(&self) -> Verdict {
+        match self.state() {
+            LinkState::Down => return Verdict::End,
+            LinkState::Activating => return Verdict::Keep,
+            LinkState::Active => {}
+        }
+        let now = stamp();
+        let act = &self.activity;
+        if self.conn_count() == 0 {
+            let linger = match self.role {
+                Role::Server => LINGER_SERVER_MS,
+                Role::Client => LINGER_CLIENT_MS,
+            };
+            let since = act.idle_since.load(Ordering::Relaxed);
+            if since == 0 {
+                act.idle_since.store(now, Ordering::Relaxed);
+            } else if older_than(now, since, linger) {
+                smc_dbg!("lgr: idle for long, ends");
+                llc::send_delete_all(self);
+                return Verdict::End;
+            }
+        } else {
+            act.idle_since.store(0, Ordering::Relaxed);
+        }
+        let tested = act.tested.load(Ordering::Relaxed);
+        if tested != 0 {
+            if older_than(now, tested, TESTLINK_WAIT_MS) {
+                smc_dbg!("lgr: TEST LINK unanswered, link down");
+                self.link_down();
+                return Verdict::End;
+            }
+        } else if older_than(now, act.heard.load(Ordering::Relaxed), TESTLINK_TIME_MS) {
+            act.tested.store(now, Ordering::Relaxed);
+            if llc::send_test_link(self).is_err() {
+                self.link_down();
+                return Verdict::End;
+            }
+        }
+        Verdict::Keep
+    }
+}
