@@ -264,7 +264,7 @@ impl Conn {
         }
         // A peer whose link failed resets the TCP connection; its closing
         // flags may have gone with the link.
-        if self.waker.is_closed() && !sh.peer_state.any_close() {
+        if self.waker.was_reset() && !sh.peer_state.any_close() {
             return Some(ECONNRESET.into());
         }
         None

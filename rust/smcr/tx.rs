@@ -28,11 +28,7 @@ fn room(conn: &Conn, urgent: bool) -> Result<u64> {
     if let Some(e) = conn.sock_error(&sh) {
         return Err(e);
     }
-    if conn.failure(&sh).is_some() {
-        return Err(EPIPE.into());
-    }
-    // The peer closed: its RMB may already serve another connection.
-    if sh.close.write_closed() || sh.peer_state.any_close() {
+    if conn.failure(&sh).is_some() || sh.close.write_closed() {
         return Err(EPIPE.into());
     }
     if urgent && sh.urg_tx.is_some() {
@@ -40,6 +36,19 @@ fn room(conn: &Conn, urgent: bool) -> Result<u64> {
     }
     let used = sh.tx_copied.saturating_sub(sh.tx_fin);
     Ok(u64::from(conn.sndbuf_size()).saturating_sub(used))
+}
+
+/// The peer closed: what is sent now is dropped (its RMB may already
+/// serve another connection), and, as TCP answers such a send with a
+/// reset, the connection fails with `EPIPE` after it: the send itself
+/// succeeds, the next one fails (and raises `SIGPIPE`).
+fn peer_closed(conn: &Conn) -> bool {
+    let mut sh = conn.shared.lock();
+    if !sh.peer_state.any_close() || sh.error.is_some() || sh.close.write_closed() {
+        return false;
+    }
+    sh.error = Some(EPIPE.into());
+    true
 }
 
 /// Sends `len` bytes of `msg`. A blocking call returns when every byte is
@@ -57,6 +66,9 @@ pub(crate) fn send(
     more: bool,
     mut wait: impl FnMut(&dyn Fn() -> bool) -> Result,
 ) -> Result<usize> {
+    if peer_closed(conn) {
+        return Ok(len);
+    }
     let mut sent = 0usize;
     while sent < len {
         let free = match room(conn, urgent) {
@@ -64,9 +76,7 @@ pub(crate) fn send(
             // What was queued counts; the error comes with the next call.
             Err(_) if sent > 0 => break,
             Err(e) => {
-                if e != EPIPE {
-                    conn.error_reported();
-                }
+                conn.error_reported();
                 return Err(e);
             }
         };

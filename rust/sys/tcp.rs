@@ -99,14 +99,20 @@ impl TcpSock {
         )
     }
 
-    /// The connection is gone: reset, aborted or closed (`TCP_CLOSE`).
-    pub(crate) fn is_closed(&self) -> bool {
-        // `sk_state` is read locklessly by TCP's own poll (READ_ONCE).
-        // SAFETY: a single-byte read of a live socket (invariant).
-        let state = unsafe {
-            core::ptr::read_volatile(core::ptr::addr_of!((*self.as_raw()).__sk_common.skc_state))
+    /// The connection was reset or aborted: closed (`TCP_CLOSE`) with an
+    /// error. An orderly close (both FINs, then TIME_WAIT) leaves none.
+    pub(crate) fn was_reset(&self) -> bool {
+        let sk = self.as_raw();
+        // `sk_state` and `sk_err` are read locklessly by TCP's own poll
+        // (READ_ONCE); nobody consumes the error of a clcsock in SMC-R mode.
+        // SAFETY: reads of fields of a live socket (invariant).
+        let (state, err) = unsafe {
+            (
+                core::ptr::read_volatile(core::ptr::addr_of!((*sk).__sk_common.skc_state)),
+                core::ptr::read_volatile(core::ptr::addr_of!((*sk).sk_err)),
+            )
         };
-        u32::from(state) == bindings::TCP_CLOSE
+        u32::from(state) == bindings::TCP_CLOSE && err != 0
     }
 
     /// Runs `f` with the TCP socket lock held (`lock_sock`), which
