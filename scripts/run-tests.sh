@@ -115,7 +115,7 @@ vm_run() {
 	local name=$1 dir=$out/$1
 	shift
 	mkdir -p "$dir"
-	if SMC_VM_OUT=$dir SMC_VM_RXE=${rxe:-1} "$here/vm.sh" "$@" >"$dir/vm.out" 2>&1; then
+	if SMC_VM_OUT=$dir SMC_VM_RXE=${rxe:-1} SMC_VM_TIMEOUT=${vm_timeout:-900} "$here/vm.sh" "$@" >"$dir/vm.out" 2>&1; then
 		record "ok - $name VM run: commands finished, no kernel splat"
 	else
 		record "not ok - $name VM run: commands finished, no kernel splat"
@@ -136,9 +136,11 @@ vm_run smcr-client pair upstream "$top/selftests/smc_rs_smcr.sh" smc_rs "$top/se
 vm_run smcr-server pair smc_rs "$top/selftests/smc_rs_smcr.sh" upstream "$top/selftests/smc_rs_smcr.sh"
 # Between two smc_rs, the same boot first runs the differential semantics
 # probe over SMC-R (TCP is the oracle), then the echoes.
+# Then 1000 concurrent and 20000 short connections: a longer run.
 both="$top/selftests/smc_rs_semantics_pair.sh; $top/selftests/smc_rs_smcr.sh"
-vm_run smcr-both pair smc_rs "$both" smc_rs "$both"
-# 5b. smc_rs with itself, captured on the wire and decoded by Wireshark's dissectors.
+vm_timeout=2400 vm_run smcr-both pair smc_rs "$both" smc_rs "$both"
+# 5b. smc_rs with itself, captured on the wire and decoded by Wireshark's
+# dissectors, with the idle link's TEST LINK exchange.
 vm_run capture pair smc_rs "$top/selftests/smc_rs_capture.sh" smc_rs "$top/selftests/smc_rs_capture.sh"
 # 6. The same pair without rxe devices: negotiation only.
 rxe=0 vm_run pair-norxe pair smc_rs "$top/selftests/smc_rs_pair_norxe.sh" upstream "$top/selftests/smc_rs_pair_norxe.sh"

@@ -40,8 +40,14 @@ for _ in $(seq 1200); do
 done
 other_mod=$(cat "$SMC_OUT/$other-module" 2>/dev/null)
 [ "$side" = server ] && server_mod=$mine || server_mod=$other_mod
-lost=0 many=0
-[ "$mine" = smc_rs ] && [ "$other_mod" = smc_rs ] && lost=1
+lost=0 many=0 big=0 short=0 short_threads=8
+if [ "$mine" = smc_rs ] && [ "$other_mod" = smc_rs ]; then
+	lost=1
+	# More connections than one link group takes (255), then many short
+	# ones (connect, 1 byte each way, close) in 8 threads.
+	big=1000
+	short=20000
+fi
 if [ "$server_mod" = smc_rs ]; then
 	# Concurrent connections on one link group.
 	many=100
@@ -52,7 +58,7 @@ fi
 stats_counted() {
 	local c=0 s=0 k=$n
 	# The server has also served the connection whose link is lost below.
-	[ "$1" = client ] && c=$k || { k=$((n + many + lost)); s=$k; }
+	[ "$1" = client ] && c=$k || { k=$((n + many + lost + big + short)); s=$k; }
 	"$smcr" -d stats
 	"$smcr" -d stats | grep -Eq "^  SMC connections +$k \(client $c, server $s\)" &&
 		"$smcr" -d stats | grep -Eq "^    v2 +$k\$" &&
@@ -72,7 +78,7 @@ sent_before=$(cat "$counters/sent_pkts")
 rcvd_before=$(cat "$counters/rcvd_pkts")
 if [ "$side" = server ]; then
 	run_test "$mine server for SMC-R clients (server side)" \
-		timeout 600 smc_echo server -f smc -p 7301 -n "$((n + many + lost))"
+		timeout 1500 smc_echo server -f smc -p 7301 -n "$((n + many + lost + big + short))"
 else
 	for s in $sizes; do
 		run_test "$mine client -> SMC-R server, $s bytes echoed" \
@@ -90,6 +96,14 @@ run_test "rxe received the payload in RoCE packets ($side side)" rxe_counted rcv
 [ "$side" = client ] && [ "$many" -gt 0 ] &&
 	run_test "$mine client: $many concurrent SMC-R connections x 64 KiB echoed" \
 		timeout 300 smc_echo client -f smc -a "$peer" -p 7301 -s 65536 -n "$many" -w 90
+
+[ "$side" = client ] && [ "$big" -gt 0 ] &&
+	run_test "$mine client: $big concurrent SMC-R connections x 4 KiB echoed (several link groups)" \
+		timeout 600 smc_echo client -f smc -a "$peer" -p 7301 -s 4096 -n "$big" -w 90
+[ "$side" = client ] && [ "$short" -gt 0 ] &&
+	run_test "$mine client: $short short SMC-R connections (1 byte echoed each)" \
+		timeout 900 smc_echo client -f smc -a "$peer" -p 7301 -s 1 -n "$short_threads" \
+		-r "$((short / short_threads))" -w 90
 
 # The client's RDMA device goes away in the middle of a 64 MiB echo: the
 # client's calls fail (or the echo completes first); nothing hangs on
