@@ -120,7 +120,12 @@ pub(super) fn shutdown(sock: &Sock<'_>, conn: &Arc<Conn>, how: i32) -> Result {
         _ => return Err(EINVAL.into()),
     };
     let st = sock.sk().lock();
-    let d = close::event(&mut conn.shared.lock(), CloseEvent::AppShutdown(how))?;
+    let d = {
+        let mut sh = conn.shared.lock();
+        let d = close::event(&mut sh, CloseEvent::AppShutdown(how))?;
+        sh.shut_rd |= how != Shutdown::Write;
+        d
+    };
     close::settle(conn);
     st.set_sk_state(conn.sk_state());
     drop(st);

@@ -6,7 +6,7 @@
 use super::conn::{cursor_of, Conn, ConnShared, UrgentRx};
 use super::lgr::LinkGroup;
 use super::close::{self, Deferred};
-use crate::sys::errno::ECONNABORTED;
+use crate::sys::errno::{ECONNABORTED, ECONNRESET};
 use crate::wire::close::CloseEvent;
 use crate::sys::print::smc_dbg;
 use crate::wire::cdc::{seq_before, CdcMsg, ProducerFlags, CDC_LEN};
@@ -44,6 +44,12 @@ fn apply(conn: &Arc<Conn>, cdc: &CdcMsg) {
     let prod_before = sh.rx_prod;
     if let Err(e) = take_cursors(conn, &mut sh, cdc) {
         smc_dbg!("cdc: token {:#x}: bad cursor ({:?}), aborting", conn.token, e);
+        deferred = close::event(&mut sh, CloseEvent::LocalAbort).unwrap_or_default();
+        settle = true;
+    }
+    if sh.rx_prod > prod_before && sh.shut_rd && sh.sent_state.peer_done_writing && !settle {
+        // Data for a connection shut down both ways: reset, as TCP does.
+        sh.error.get_or_insert(ECONNRESET.into());
         deferred = close::event(&mut sh, CloseEvent::LocalAbort).unwrap_or_default();
         settle = true;
     }

@@ -83,6 +83,8 @@ pub(crate) struct ConnShared {
     pub(crate) rcv_shutdown: bool,
     /// The clcsock is to be reset (an abort): done in process context.
     pub(crate) clcsock_reset: bool,
+    /// The application shut reading down (`SHUT_RD`).
+    pub(crate) shut_rd: bool,
     /// The connection cannot be used any more (link down, protocol error,
     /// abort): `Some(errno)` for what calls report.
     pub(crate) error: Option<Error>,
@@ -184,6 +186,7 @@ impl Conn {
                         close: CloseMachine::active(),
                         rcv_shutdown: false,
                         clcsock_reset: false,
+                        shut_rd: false,
                         urg_rx: None,
                         urg_tx: None,
                         oob_inline: false,
