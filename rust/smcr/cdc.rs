@@ -53,6 +53,13 @@ fn apply(conn: &Arc<Conn>, cdc: &CdcMsg) {
         deferred = close::event(&mut sh, CloseEvent::LocalAbort).unwrap_or_default();
         settle = true;
     }
+    // The peer consumed our last urgent byte: the next may go.
+    let urgent_gone = sh
+        .urg_tx
+        .is_some_and(|p| sh.tx_prod > p && sh.tx_acked > p);
+    if urgent_gone {
+        sh.urg_tx = None;
+    }
     sh.peer_flags = cdc.prod_flags;
     if cdc.prod_flags.urg_data_present && sh.rx_prod > prod_before {
         // The last byte this message announces is urgent; a byte an
@@ -83,6 +90,13 @@ fn apply(conn: &Arc<Conn>, cdc: &CdcMsg) {
     }
     let wants_update = cdc.prod_flags.cons_curs_upd_req || cdc.prod_flags.write_blocked;
     let unsent = sh.rx_cons > sh.rx_cons_sent;
+    // Readers and pollers care for new bytes, urgent data, the peer's
+    // flags and failures; the peer's consumer cursor only feeds the push.
+    let wake = sh.rx_prod > prod_before
+        || urgent_gone
+        || cdc.prod_flags.urg_data_pending
+        || settle
+        || sh.error.is_some();
     // The peer may have made room for what waits in the send buffer.
     settle |= sh.tx_copied > sh.tx_prod;
     drop(sh);
@@ -94,7 +108,9 @@ fn apply(conn: &Arc<Conn>, cdc: &CdcMsg) {
         // next read does.
         let _ = send_nowait(conn);
     }
-    conn.wake();
+    if wake {
+        conn.wake();
+    }
 }
 
 /// Checks and applies the producer and consumer cursors of `cdc`.

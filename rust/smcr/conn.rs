@@ -247,16 +247,24 @@ impl Conn {
     /// `prod_total`: the send buffer below it is free.
     pub(crate) fn tx_done(self: &Arc<Self>, prod_total: u64) {
         let mut sh = self.shared.lock();
+        // Writers and pollers wait only while the send buffer is full, a
+        // lingering close while bytes are on their way: wake them then,
+        // not after every message.
+        let size = u64::from(self.sndbuf_size());
+        let was_full = sh.tx_copied - sh.tx_fin >= size;
         if prod_total > sh.tx_fin {
             sh.tx_fin = prod_total;
         }
+        let wake = was_full || (sh.tx_fin == sh.tx_copied && sh.close.write_closed());
         // Bytes corked behind the write that completed go now.
         let corked = sh.tx_fin == sh.tx_prod && sh.tx_copied > sh.tx_prod;
         drop(sh);
         if corked {
             self.schedule_push();
         }
-        self.wake();
+        if wake {
+            self.wake();
+        }
     }
 
     /// The connection failed (link down, protocol error) or its clcsock

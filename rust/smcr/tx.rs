@@ -151,6 +151,15 @@ fn copy_in(conn: &Conn, msg: &mut MsgHdr<'_>, n: usize) -> Result<usize> {
 /// handler asks for it through the connection's work item). A connection
 /// that waits for a slot is pushed again when one completes.
 pub(crate) fn push(conn: &Conn) {
+    let urgent_before = conn.shared.lock().urg_tx.is_some();
+    push_locked(conn);
+    // A sender of urgent data waits for the last urgent byte to be gone.
+    if urgent_before && conn.shared.lock().urg_tx.is_none() {
+        conn.wake();
+    }
+}
+
+fn push_locked(conn: &Conn) {
     let sndbuf = conn.sndbuf.lock();
     let Some(sndbuf) = sndbuf.as_ref() else {
         return;
