@@ -133,14 +133,18 @@ pub(super) fn shutdown(sock: &Sock<'_>, conn: &Arc<Conn>, how: i32) -> Result {
     Ok(())
 }
 
-/// The clcsock's part of a close or shutdown, and the wake-ups.
+/// The clcsock's part of a close or shutdown, and the wake-ups. A
+/// shutdown for writing leaves the TCP connection alone: its FIN could
+/// reach the peer before our CDC message and wake its readers before
+/// there is anything to report (upstream shuts it down; TCP's FIN comes
+/// with the end of the data).
 fn finish(sock: &Sock<'_>, conn: &Conn, d: Deferred) {
-    if let Some(how) = d.clcsock_shutdown {
-        let how = match how {
-            Shutdown::Read => b::sock_shutdown_cmd_SHUT_RD,
-            Shutdown::Write => b::sock_shutdown_cmd_SHUT_WR,
-            Shutdown::ReadWrite => b::sock_shutdown_cmd_SHUT_RDWR,
-        };
+    let how = match d.clcsock_shutdown {
+        Some(Shutdown::Read) => Some(b::sock_shutdown_cmd_SHUT_RD),
+        Some(Shutdown::ReadWrite) => Some(b::sock_shutdown_cmd_SHUT_RDWR),
+        Some(Shutdown::Write) | None => None,
+    };
+    if let Some(how) = how {
         // The connection's state is in its CDC flags; the TCP connection
         // only mirrors it.
         let _ = sock.sk().state().clcsock.shutdown(how as i32);
@@ -199,7 +203,7 @@ pub(super) fn ioctl(conn: &Conn, cmd: u32, arg: usize) -> Option<Result<i32>> {
     let value = {
         let sh = conn.shared.lock();
         match cmd {
-            SIOCINQ => sh.rx_prod - sh.rx_cons,
+            SIOCINQ => rx::bytes_to_read(&sh),
             SIOCOUTQ => sh.tx_copied - sh.tx_fin,
             SIOCOUTQNSD => sh.tx_copied - sh.tx_prod,
             SIOCATMARK => u64::from(rx::at_urgent_mark(&sh)),

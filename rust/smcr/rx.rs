@@ -252,6 +252,15 @@ pub(crate) fn recv_urgent(
     Ok(msg.copy_out(&[byte]))
 }
 
+/// `SIOCINQ`: bytes to read, up to the urgent mark when one is ahead
+/// (as TCP counts them).
+pub(crate) fn bytes_to_read(sh: &ConnShared) -> u64 {
+    match pending_mark(sh) {
+        Some(pos) => pos - sh.rx_cons,
+        None => sh.rx_prod - sh.rx_cons,
+    }
+}
+
 /// `SIOCATMARK`: the reader is at the urgent mark.
 pub(crate) fn at_urgent_mark(sh: &ConnShared) -> bool {
     match sh.urg_rx {
