@@ -134,7 +134,10 @@ vm_run pair pair smc_rs "$top/selftests/smc_rs_pair.sh" upstream "$top/selftests
 # smc.ko, as server of upstream's client, and with itself.
 vm_run smcr-client pair upstream "$top/selftests/smc_rs_smcr.sh" smc_rs "$top/selftests/smc_rs_smcr.sh"
 vm_run smcr-server pair smc_rs "$top/selftests/smc_rs_smcr.sh" upstream "$top/selftests/smc_rs_smcr.sh"
-vm_run smcr-both pair smc_rs "$top/selftests/smc_rs_smcr.sh" smc_rs "$top/selftests/smc_rs_smcr.sh"
+# Between two smc_rs, in the same boot: hostile input on the link (one side's
+# fault injection knob), after the data path tests.
+both="$top/selftests/smc_rs_smcr.sh; $top/selftests/smc_rs_hostile.sh"
+vm_run smcr-both pair smc_rs "$both" smc_rs "$both"
 # 5b. smc_rs with itself, captured on the wire and decoded by Wireshark's dissectors.
 vm_run capture pair smc_rs "$top/selftests/smc_rs_capture.sh" smc_rs "$top/selftests/smc_rs_capture.sh"
 # 6. The same pair without rxe devices: negotiation only.
