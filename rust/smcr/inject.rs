@@ -13,7 +13,7 @@
 //! | 4 | the CDC message's consumer cursor is more than a ring ahead of what the peer wrote |
 //! | 5 | after the CDC message, on its link, an LLC message of a type nobody handles and a TEST LINK with a wrong length |
 //!
-//! The copies of 2 and 3 also carry a producer cursor outside any ring: a
+//! Other values do nothing. The copies of 2 and 3 also carry a producer cursor outside any ring: a
 //! peer that failed to drop them would abort the connection. A fault that
 //! needs a free send slot and finds none waits for the next message.
 //!
