@@ -31,6 +31,13 @@ void smc_rs_set_file_private(struct file *file, void *data);
 struct net *smc_rs_get_net(struct net *net);
 void smc_rs_put_net(struct net *net);
 void smc_rs_pr_debug(const void *rust_fmt_args);
+void smc_rs_pr_warn_ratelimited(const void *rust_fmt_args);
+struct dentry *smc_rs_debugfs_create_dir(const char *name);
+void smc_rs_debugfs_create_u32(const char *name, umode_t mode,
+			       struct dentry *dir, u32 *value);
+void smc_rs_debugfs_create_u64(const char *name, umode_t mode,
+			       struct dentry *dir, u64 *value);
+void smc_rs_debugfs_remove(struct dentry *dir);
 void smc_rs_spin_lock_bh(spinlock_t *lock);
 void smc_rs_spin_unlock_bh(spinlock_t *lock);
 

@@ -44,10 +44,12 @@ module! {
     alias: ["net-pf-43", "net-pf-2-proto-256-type-1", "net-pf-10-proto-256-type-1"],
 }
 
-/// Torn down in field order: no new sockets first, then no more netlink
+/// Torn down in field order: the debugfs files first (fault injection and
+/// counters, for tests), no new sockets then, then no more netlink
 /// requests and the UEID table goes, then the handshake queue is drained,
 /// then the RDMA devices are let go, then the counters go.
 struct SmcRs {
+    _debugfs: sys::debugfs::DebugfsDir,
     _diag: DiagRegistration<af_smc::SmcSock>,
     _family: Registration<af_smc::SmcSock>,
     _netlink: GenlRegistration<netlink::SmcNetlink>,
@@ -73,6 +75,7 @@ impl kernel::Module for SmcRs {
         let diag = DiagRegistration::register(bindings::PF_SMC as u8, module)?;
         pr_info!("AF_SMC (family {}) registered\n", bindings::PF_SMC);
         Ok(SmcRs {
+            _debugfs: smcr::inject::debugfs_files(),
             _diag: diag,
             _family: family,
             _netlink: netlink,

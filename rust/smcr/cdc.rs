@@ -3,12 +3,13 @@
 //! CDC messages: the cursors and flags of a connection, sent after the data
 //! they announce and received in the completion handler.
 
-use super::conn::{cursor_of, Conn, ConnShared, UrgentRx};
-use super::lgr::LinkGroup;
 use super::close::{self, Deferred};
+use super::conn::{cursor_of, Conn, ConnShared, UrgentRx};
+use super::inject;
+use super::lgr::LinkGroup;
+use super::rejects::{self, Reject};
 use crate::sys::errno::{ECONNABORTED, ECONNRESET};
 use crate::wire::close::CloseEvent;
-use crate::sys::print::smc_dbg;
 use crate::wire::cdc::{seq_before, CdcMsg, ProducerFlags, CDC_LEN};
 use crate::wire::cursor::{peer_consumer_advance, peer_producer_advance, CursorError};
 use kernel::prelude::*;
@@ -19,13 +20,22 @@ use kernel::sync::Arc;
 /// unknown token is dropped; a cursor outside the rules aborts the
 /// connection.
 pub(crate) fn received(lgr: &LinkGroup, msg: &[u8]) {
-    let Ok(cdc) = CdcMsg::parse(msg) else {
-        smc_dbg!("cdc: malformed message dropped");
-        return;
+    let cdc = match CdcMsg::parse(msg) {
+        Ok(cdc) => cdc,
+        Err(e) => {
+            rejects::count(
+                Reject::CdcMalformed,
+                format_args!("{} bytes: {:?}", msg.len(), e),
+            );
+            return;
+        }
     };
     let known = lgr.conns.lock().with(cdc.token, |conn| apply(conn, &cdc));
     if !known {
-        smc_dbg!("cdc: message for unknown token {:#x} dropped", cdc.token);
+        rejects::count(
+            Reject::CdcUnknownToken,
+            format_args!("token {:#x}", cdc.token),
+        );
     }
 }
 
@@ -35,6 +45,10 @@ fn apply(conn: &Arc<Conn>, cdc: &CdcMsg) {
     if let Some(last) = sh.rx_seq {
         // Upstream drops what is older than the last message taken.
         if seq_before(cdc.seqno, last) {
+            rejects::count(
+                Reject::CdcStaleSeqno,
+                format_args!("token {:#x}: {} after {}", conn.token, cdc.seqno, last),
+            );
             return;
         }
     }
@@ -43,7 +57,15 @@ fn apply(conn: &Arc<Conn>, cdc: &CdcMsg) {
     let mut settle = false;
     let prod_before = sh.rx_prod;
     if let Err(e) = take_cursors(conn, &mut sh, cdc) {
-        smc_dbg!("cdc: token {:#x}: bad cursor ({:?}), aborting", conn.token, e);
+        // The peer learns it from an abort CDC message and from its reset
+        // clcsock (both sent by the settling work item).
+        rejects::count(
+            Reject::CdcBadCursor,
+            format_args!(
+                "token {:#x}: {:?}, prod {:?}, cons {:?}",
+                conn.token, e, cdc.prod, cdc.cons
+            ),
+        );
         deferred = close::event(&mut sh, CloseEvent::LocalAbort).unwrap_or_default();
         settle = true;
     }
@@ -167,7 +189,7 @@ pub(crate) fn post_locked(
     let mut flags = flags;
     // Urgent data waits to be written.
     flags.urg_data_pending |= sh.urg_tx.is_some_and(|p| sh.tx_prod <= p);
-    let msg = CdcMsg {
+    let mut msg = CdcMsg {
         seqno: sh.tx_seq,
         token: sh.peer.token,
         prod: cursor_of(sh.tx_prod, sh.peer.size),
@@ -175,6 +197,11 @@ pub(crate) fn post_locked(
         prod_flags: flags,
         conn_state_flags: sh.sent_state,
     };
+    // Tests only: a hostile message armed in debugfs.
+    let fault = inject::armed();
+    if let Some(f) = fault {
+        inject::corrupt_cdc(f, &mut msg, conn, sh);
+    }
     let mut buf = [0u8; CDC_LEN];
     msg.encode(&mut buf).map_err(|_| ECONNABORTED)?;
     conn.lgr.slot_for_conn(slot, conn.token, sh.tx_prod);
@@ -182,6 +209,9 @@ pub(crate) fn post_locked(
     sh.tx_seq = sh.tx_seq.wrapping_add(1);
     sh.rx_cons_sent = sh.rx_cons;
     sh.announced_state = sh.sent_state;
+    if let Some(f) = fault {
+        inject::after_cdc(f, &conn.lgr, &msg);
+    }
     Ok(())
 }
 

@@ -2,10 +2,11 @@
 
 //! LLC messages on a link: the CONFIRM LINK handshake that makes a new
 //! link usable, TEST LINK answered at once, DELETE LINK taking the link
-//! down. Malformed or unknown messages are dropped and the link stays up,
-//! as upstream does.
+//! down. Malformed or unknown messages are dropped (and counted, see
+//! [`rejects`](super::rejects)) and the link stays up, as upstream does.
 
 use super::lgr::LinkGroup;
+use super::rejects::{self, Reject};
 use crate::sys::errno::{EPROTO, ETIMEDOUT};
 use crate::sys::print::smc_dbg;
 use crate::wire::llc::{
@@ -18,7 +19,11 @@ pub(crate) fn received(lgr: &LinkGroup, msg: &[u8], len: usize) {
     let parsed = match LlcMessage::parse(msg) {
         Ok(m) => m,
         Err(e) => {
-            smc_dbg!("llc: message of {} bytes dropped ({:?})", len, e);
+            let t = msg.first().copied().unwrap_or(0);
+            rejects::count(
+                Reject::LlcMalformed,
+                format_args!("type {:#04x}, {} bytes: {:?}", t, len, e),
+            );
             return;
         }
     };
@@ -184,5 +189,30 @@ pub(crate) fn send_delete_all(lgr: &LinkGroup) {
     let mut buf = [0u8; LLC_LEN];
     if msg.encode(&mut buf).is_ok() {
         let _ = lgr.send_llc(&buf);
+    }
+}
+
+/// Malformed LLC messages, for fault injection (see
+/// [`inject`](super::inject)): one of a type nobody handles (upstream has
+/// no handler for it), one TEST LINK request whose length field is wrong
+/// for its version (upstream drops it).
+pub(crate) fn malformed(lgr: &LinkGroup, out: &mut [[u8; LLC_LEN]; 2]) {
+    let [unknown, bad_length] = out;
+    unknown.fill(0);
+    let [kind, length, ..] = unknown;
+    *kind = 0x0f;
+    *length = LLC_LEN as u8;
+    let test = TestLink {
+        version: version(lgr),
+        resp: false,
+        user_data: [0x5a; 16],
+    };
+    let _ = test.encode(bad_length);
+    // Four bytes short: v1 wants exactly 44, v2 at least 44.
+    let short = (LLC_LEN - 4) as u16;
+    let [_, lo, hi, ..] = bad_length;
+    match version(lgr) {
+        LlcVersion::V1 => *lo = short as u8,
+        LlcVersion::V2 => [*lo, *hi] = short.to_le_bytes(),
     }
 }

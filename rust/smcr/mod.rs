@@ -10,13 +10,17 @@
 //! messages, both ways), [`tx`] and [`rx`] (what `send` and `recv` do),
 //! [`close`] (the close state machine at work),
 //! [`setup`] (the client side of the CLC handshake that creates them).
+//! Beside them: [`rejects`] counts what peers sent that was refused, and
+//! [`inject`] makes this side send such messages, for tests.
 
 pub(crate) mod cdc;
 pub(crate) mod close;
 pub(crate) mod conn;
+pub(crate) mod inject;
 pub(crate) mod keepalive;
 pub(crate) mod lgr;
 pub(crate) mod llc;
+pub(crate) mod rejects;
 pub(crate) mod rx;
 pub(crate) mod setup;
 pub(crate) mod tx;

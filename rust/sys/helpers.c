@@ -18,6 +18,7 @@
 #include <net/route.h>
 #include <net/neighbour.h>
 #include <linux/inetdevice.h>
+#include <linux/debugfs.h>
 
 #include "smc_rs_helpers.h"
 
@@ -85,6 +86,35 @@ void smc_rs_put_net(struct net *net)
 void smc_rs_pr_debug(const void *rust_fmt_args)
 {
 	pr_debug("%pA\n", rust_fmt_args);
+}
+
+void smc_rs_pr_warn_ratelimited(const void *rust_fmt_args)
+{
+	pr_warn_ratelimited("%pA\n", rust_fmt_args);
+}
+
+struct dentry *smc_rs_debugfs_create_dir(const char *name)
+{
+	struct dentry *dir = debugfs_create_dir(name, NULL);
+
+	return IS_ERR_OR_NULL(dir) ? NULL : dir;
+}
+
+void smc_rs_debugfs_create_u32(const char *name, umode_t mode,
+			       struct dentry *dir, u32 *value)
+{
+	debugfs_create_u32(name, mode, dir, value);
+}
+
+void smc_rs_debugfs_create_u64(const char *name, umode_t mode,
+			       struct dentry *dir, u64 *value)
+{
+	debugfs_create_u64(name, mode, dir, value);
+}
+
+void smc_rs_debugfs_remove(struct dentry *dir)
+{
+	debugfs_remove(dir);
 }
 
 void smc_rs_spin_lock_bh(spinlock_t *lock)

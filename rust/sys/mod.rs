@@ -14,13 +14,14 @@
 //!   tcp ib route   the clcsock, TCP's struct sock (ARef), the SMC option;
 //!                  ib_core: client, devices, ports, GIDs, events;
 //!                  IPv4 routes and next hops
-//!   net pernet sync errno print random   namespaces, per-netns data, locks,
-//!                  errnos, debug, random numbers
+//!   net pernet sync errno print random debugfs   namespaces, per-netns data,
+//!                  locks, errnos, debug, random numbers, debugfs files
 //!   bindings       generated
 //! ```
 
 pub(crate) mod bindings;
 
+pub(crate) mod debugfs;
 pub(crate) mod errno;
 pub(crate) mod net;
 pub(crate) mod pernet;

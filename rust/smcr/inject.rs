@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Fault injection for tests: `/sys/kernel/debug/smc_rs/inject` makes this
+//! side send one hostile message, so that a peer's defences can be tested
+//! end to end. 0 (the default) is off; a fault is applied to the next CDC
+//! message any connection posts, then the knob goes back to 0:
+//!
+//! | value | what goes out |
+//! |---|---|
+//! | 1 | the CDC message's producer cursor points past the end of the peer's RMB |
+//! | 2 | after the CDC message, a copy for a token the peer does not know |
+//! | 3 | after the CDC message, a copy with the previous sequence number |
+//! | 4 | the CDC message's consumer cursor is more than a ring ahead of what the peer wrote |
+//! | 5 | after the CDC message, on its link, an LLC message of a type nobody handles and a TEST LINK with a wrong length |
+//!
+//! Other values do nothing. The copies of 2 and 3 also carry a producer cursor outside any ring: a
+//! peer that failed to drop them would abort the connection. A fault that
+//! needs a free send slot and finds none waits for the next message.
+//!
+//! The fast path costs one relaxed atomic load.
+
+use super::conn::{cursor_of, Conn, ConnShared};
+use super::lgr::LinkGroup;
+use crate::sys::debugfs::DebugfsDir;
+use crate::sys::print::smc_dbg;
+use crate::wire::cdc::{CdcMsg, CDC_LEN};
+use crate::wire::cursor::Cursor;
+use crate::wire::llc::LLC_LEN;
+use core::sync::atomic::{AtomicU32, Ordering};
+use kernel::c_str;
+
+/// The knob, as debugfs shows and sets it.
+static KNOB: AtomicU32 = AtomicU32::new(0);
+
+/// A hostile message to send.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(u32)]
+pub(crate) enum Fault {
+    /// The producer cursor points past the end of the peer's RMB.
+    ProducerBeyondRmb = 1,
+    /// A copy of the message for a token the peer does not know.
+    UnknownToken = 2,
+    /// A copy of the message with the previous sequence number.
+    StaleSeqno = 3,
+    /// The consumer cursor claims more than the peer has written.
+    ConsumerBeyondSent = 4,
+    /// Malformed LLC messages on the link.
+    MalformedLlc = 5,
+}
+
+/// The fault armed now, if any (one relaxed load).
+pub(crate) fn armed() -> Option<Fault> {
+    match KNOB.load(Ordering::Relaxed) {
+        1 => Some(Fault::ProducerBeyondRmb),
+        2 => Some(Fault::UnknownToken),
+        3 => Some(Fault::StaleSeqno),
+        4 => Some(Fault::ConsumerBeyondSent),
+        5 => Some(Fault::MalformedLlc),
+        _ => None,
+    }
+}
+
+/// Disarms `fault`; `false` when another message took it first.
+fn take(fault: Fault) -> bool {
+    KNOB.compare_exchange(fault as u32, 0, Ordering::AcqRel, Ordering::Relaxed)
+        .is_ok()
+}
+
+/// Creates `smc_rs/` in debugfs with the knob and the counters of refused
+/// messages; an absent directory (no debugfs) leaves the knob off.
+pub(crate) fn debugfs_files() -> DebugfsDir {
+    let dir = DebugfsDir::new(c_str!("smc_rs"));
+    if !dir.is_present() {
+        smc_dbg!("no debugfs: no fault injection knob");
+    }
+    dir.add_u32(c_str!("inject"), true, &KNOB);
+    super::rejects::add_files(&dir);
+    dir
+}
+
+/// Applies `fault` to the CDC message `msg` that `conn` is about to post
+/// with the cursors in `sh`, if it is one that changes the message itself.
+pub(crate) fn corrupt_cdc(fault: Fault, msg: &mut CdcMsg, conn: &Conn, sh: &ConnShared) {
+    match fault {
+        Fault::ProducerBeyondRmb if sh.peer.size > 0 && take(fault) => {
+            // The first byte after the RMB's end.
+            msg.prod = Cursor {
+                wrap: msg.prod.wrap,
+                count: sh.peer.size,
+            };
+        }
+        Fault::ConsumerBeyondSent if take(fault) => {
+            // One byte more than a whole ring after what the peer last
+            // heard: more than it can have written.
+            let size = conn.rmb_size();
+            msg.cons = cursor_of(sh.rx_cons_sent.saturating_add(u64::from(size) + 1), size);
+        }
+        _ => return,
+    }
+    smc_dbg!(
+        "inject: CDC for token {:#x} sent with {:?}",
+        msg.token,
+        fault
+    );
+}
+
+/// Sends what `fault` adds after the CDC message `sent` went out on
+/// `lgr`, if it is one that adds messages.
+pub(crate) fn after_cdc(fault: Fault, lgr: &LinkGroup, sent: &CdcMsg) {
+    let outside = Cursor {
+        wrap: sent.prod.wrap,
+        count: u32::MAX,
+    };
+    let copy = match fault {
+        Fault::UnknownToken => CdcMsg {
+            token: !sent.token,
+            prod: outside,
+            ..*sent
+        },
+        Fault::StaleSeqno => CdcMsg {
+            seqno: sent.seqno.wrapping_sub(1),
+            prod: outside,
+            ..*sent
+        },
+        Fault::MalformedLlc => {
+            let mut msgs = [[0u8; LLC_LEN]; 2];
+            super::llc::malformed(lgr, &mut msgs);
+            send_extra(lgr, fault, &msgs);
+            return;
+        }
+        _ => return,
+    };
+    let mut buf = [0u8; CDC_LEN];
+    if copy.encode(&mut buf).is_ok() {
+        send_extra(lgr, fault, &[buf]);
+    }
+}
+
+/// Posts `msgs` on `lgr` for `fault`, disarming it once a slot is there.
+fn send_extra<const N: usize>(lgr: &LinkGroup, fault: Fault, msgs: &[[u8; N]]) {
+    let mut armed = true;
+    for msg in msgs {
+        let Ok(slot) = lgr.try_get_slot() else { return };
+        if armed {
+            if !take(fault) {
+                lgr.put_slot(slot);
+                return;
+            }
+            armed = false;
+        }
+        if lgr.post_msg(slot, msg).is_err() {
+            lgr.put_slot(slot);
+            return;
+        }
+    }
+    smc_dbg!("inject: {} message(s) sent for {:?}", msgs.len(), fault);
+}

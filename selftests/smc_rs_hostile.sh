@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Hostile input on the link between two smc_rs (VM 1 serves, VM 2
+# connects). VM 2's fault injection knob (debugfs smc_rs/inject) makes it
+# send one hostile message per case; VM 1 must abort the connection (bad
+# cursors: its application sees ECONNABORTED, VM 2's a reset) or drop the
+# message (unknown token, stale sequence number, malformed LLC: the echo
+# stays byte-exact), count it, and keep the link group: a clean connection
+# after each case runs on the same RC queue pair (rdma's resource list,
+# not ours), and RoCE packets carry it (rxe's counters). The bed fails the
+# run on any kernel splat or kmemleak report.
+#
+# Runs after smc_rs_smcr.sh in the same VM boot, which unloads smc_rs and
+# removes the client's rxe device: both come back here.
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+peer=10.10.0.$((3 - SMC_VM))
+py=/usr/bin/python3
+helper=$here/smc_hostile.py
+dbg=/sys/kernel/debug/smc_rs
+counters=/sys/class/infiniband/rxe0/ports/1/hw_counters
+size=100000
+[ "$SMC_VM" = 1 ] && side=server || side=client
+[ "$side" = server ] && other=client || other=server
+
+if lsmod | grep -q '^smc '; then
+	skip_test "hostile input ($side side)" "needs smc_rs on both sides"
+	exit 0
+fi
+lsmod | grep -q '^smc_rs ' || insmod "$SMC_TOP/smc_rs.ko"
+[ -e /sys/class/infiniband/rxe0 ] || rdma link add rxe0 type rxe netdev eth0
+"$here/tools/smc_ueid" add SMC-RS-TESTBED
+
+# signal NAME / await NAME: one side tells the other through $SMC_OUT.
+signal() { touch "$SMC_OUT/hostile-$side-$1"; }
+await() {
+	local _
+	for _ in $(seq 3000); do
+		[ -e "$SMC_OUT/hostile-$other-$1" ] && return 0
+		sleep 0.1
+	done
+	echo "no '$1' from the $other" >&2
+	return 1
+}
+
+# Both sides are here (the client's part of smc_rs_smcr.sh may take longer).
+signal start
+run_test "the $other is ready for the hostile cases ($side side)" await start
+
+knob_off_by_default() {
+	[ "$(cat "$dbg/inject")" = 0 ] && ls "$dbg"
+}
+run_test "smc_rs debugfs knob present and off ($side side)" knob_off_by_default
+
+counter() { cat "$dbg/rx_$1"; }
+snapshot() {
+	local c
+	for c in cdc_bad_cursor cdc_unknown_token cdc_stale_seqno cdc_malformed llc_malformed; do
+		echo "$c=$(counter "$c")"
+	done
+}
+
+# The RC queue pairs on rxe0 (local QP numbers), from rdma's resource list.
+rc_qps() {
+	rdma -j res show qp link rxe0/1 | "$py" -c '
+import json, sys
+print(" ".join(sorted(str(q["lqpn"]) for q in json.load(sys.stdin) if q.get("type") == "RC")))'
+}
+
+# case: knob value, name, the counter that must move and by how much, what
+# the server's application must see, what the client's may see.
+cases=(
+	"1|CDC producer cursor beyond the RMB|cdc_bad_cursor|1|ECONNABORTED|ECONNRESET ECONNABORTED EPIPE"
+	"2|CDC for an unknown token|cdc_unknown_token|1|eof|ok"
+	"3|CDC with a stale sequence number|cdc_stale_seqno|1|eof|ok"
+	"4|CDC consumer cursor beyond what was sent|cdc_bad_cursor|1|ECONNABORTED|ECONNRESET ECONNABORTED EPIPE"
+	"5|malformed LLC messages (unknown type, wrong length)|llc_malformed|2|eof|ok"
+)
+
+# server_case PORT COUNTER DELTA WANT: one hostile and one clean
+# connection; the hostile one ends as WANT, the clean one is echoed, the
+# counter moved by DELTA and the other counters did not, the link group's
+# queue pairs are the same as before. A CDC message that arrives after its
+# connection was freed (the close of an aborted peer) also counts as one
+# for an unknown token: that counter may move more, in every case.
+server_case() {
+	local port=$1 which=$2 delta=$3 want=$4 before after out first qps_before qps_after c b a
+	before=$(snapshot)
+	qps_before=$(rc_qps)
+	signal "listen-$port"
+	out=$(timeout 300 "$py" "$helper" server "$port" 2)
+	echo "$out"
+	after=$(snapshot)
+	qps_after=$(rc_qps)
+	echo "counters before: $before"
+	echo "counters after:  $after"
+	echo "RC QPs before: $qps_before; after: $qps_after"
+	first=$(echo "$out" | sed -n 1p)
+	if [ "$want" = eof ]; then
+		[ "$first" = "result=eof bytes=$size" ]
+	else
+		[ "${first%% *}" = "result=$want" ]
+	fi || { echo "hostile connection: want $want"; return 1; }
+	[ "$(echo "$out" | sed -n 2p)" = "result=eof bytes=$size" ] || { echo "clean connection not echoed"; return 1; }
+	for c in cdc_bad_cursor cdc_unknown_token cdc_stale_seqno cdc_malformed llc_malformed; do
+		b=$(echo "$before" | sed -n "s/^$c=//p")
+		a=$(echo "$after" | sed -n "s/^$c=//p")
+		if [ "$c" = "$which" ] && [ "$c" = cdc_unknown_token ]; then
+			[ $((a - b)) -ge "$delta" ] || { echo "$c moved by $((a - b)), not $delta"; return 1; }
+		elif [ "$c" = "$which" ]; then
+			[ $((a - b)) -eq "$delta" ] || { echo "$c moved by $((a - b)), not $delta"; return 1; }
+		elif [ "$c" != cdc_unknown_token ]; then
+			[ "$a" = "$b" ] || { echo "$c moved by $((a - b))"; return 1; }
+		fi
+	done
+	[ -n "$qps_before" ] && [ "$qps_before" = "$qps_after" ] || { echo "the link group changed"; return 1; }
+}
+
+# client_case PORT KNOB ALLOWED: the hostile connection ends as one of
+# ALLOWED, the knob is back at 0, then a clean connection is echoed byte
+# for byte over RoCE.
+client_case() {
+	local port=$1 knob=$2 allowed=$3 out r sent_before rcvd_before
+	await "listen-$port" || return 1
+	out=$(timeout 120 "$py" "$helper" client "$peer" "$port" "$size" "$knob")
+	echo "hostile: $out"
+	r=${out#result=}
+	r=${r%% *}
+	case " $allowed " in *" $r "*) ;; *) echo "want one of: $allowed"; return 1 ;; esac
+	[ "$(cat "$dbg/inject")" = 0 ] || { echo "knob still armed"; return 1; }
+	sent_before=$(cat "$counters/sent_pkts")
+	rcvd_before=$(cat "$counters/rcvd_pkts")
+	out=$(timeout 120 "$py" "$helper" client "$peer" "$port" "$size")
+	echo "clean: $out"
+	echo "rxe packets sent $sent_before -> $(cat "$counters/sent_pkts"), received $rcvd_before -> $(cat "$counters/rcvd_pkts")"
+	[ "$out" = "result=ok bytes=$size" ] &&
+		[ $(($(cat "$counters/sent_pkts") - sent_before)) -ge $((size / 4096)) ] &&
+		[ $(($(cat "$counters/rcvd_pkts") - rcvd_before)) -ge $((size / 4096)) ]
+}
+
+# A clean connection first: the link group the cases run on.
+port=7400
+if [ "$side" = server ]; then
+	signal "listen-$port"
+	run_test "smc_rs server: SMC-R link group up for the hostile cases" \
+		bash -c "timeout 300 $py $helper server $port 1 | tee /dev/stderr | grep -qx 'result=eof bytes=$size'"
+else
+	await "listen-$port" && sleep 1
+	run_test "smc_rs client: SMC-R link group up for the hostile cases" \
+		bash -c "timeout 120 $py $helper client $peer $port $size | grep -qx 'result=ok bytes=$size'"
+fi
+for c in "${cases[@]}"; do
+	IFS='|' read -r knob name which delta want allowed <<<"$c"
+	port=$((7400 + knob))
+	if [ "$side" = server ]; then
+		run_test "smc_rs server: $name from the peer: $([ "$want" = eof ] && echo "dropped, echo intact" || echo "connection aborted"), counted, link group kept" \
+			server_case "$port" "$which" "$delta" "$want"
+	else
+		sleep 1
+		run_test "smc_rs client: sent $name (knob $knob): app sees ${allowed%% *}$([ "$want" = eof ] || echo " or another reset"), clean echo after it" \
+			client_case "$port" "$knob" "$allowed"
+	fi
+done
+
+no_splat() {
+	! dmesg | grep -E 'WARNING: CPU:|BUG:|kernel BUG at|Oops|general protection fault|refcount_t:|KASAN:|UBSAN:'
+}
+run_test "no kernel splat after the hostile cases ($side side)" no_splat
+dmesg | grep -E 'smc_rs|SMC-R peer' | tail -20
+run_test "smc_rs unloads after the hostile cases ($side side)" rmmod smc_rs
+exit 0
