@@ -13,7 +13,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 peer=10.10.0.$((3 - SMC_VM))
 smcr=$SMC_TOP/tools/target/release/smcr
 counters=/sys/class/infiniband/rxe0/ports/1/hw_counters
-sizes="1 4096 65536 1048576 8388608"
+sizes="1 4096 65536 1048576 8388608 67108864"
 n=$(echo $sizes | wc -w)
 total=0
 for s in $sizes; do total=$((total + s + 8)); done
@@ -82,7 +82,7 @@ if [ "$side" = server ]; then
 else
 	for s in $sizes; do
 		run_test "$mine client -> SMC-R server, $s bytes echoed" \
-			timeout 120 smc_echo client -f smc -a "$peer" -p 7301 -s "$s" -w 90
+			timeout 300 smc_echo client -f smc -a "$peer" -p 7301 -s "$s" -w 90
 	done
 fi
 [ "$mine" = upstream ] &&
