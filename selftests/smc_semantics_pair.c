@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <linux/sockios.h>
 #include <poll.h>
@@ -23,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/sendfile.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -467,6 +469,52 @@ static void slow_reader(void)
 	end(fd);
 }
 
+/*
+ * sendfile() of 1 MiB from a file, then splice() both ways through a pipe:
+ * the socket's data moves without read()/write().
+ */
+static void splice_sendfile(void)
+{
+	int fd = begin("sendfile and splice"), p[2];
+
+	if (pipe(p))
+		die("pipe");
+	if (!is_server) {
+		char path[] = "/tmp/smc_semantics_pair.XXXXXX";
+		int f = mkstemp(path);
+		off_t off = 0;
+		size_t sent = 0;
+		long n = 0;
+
+		if (f < 0)
+			die("mkstemp");
+		unlink(path);
+		fill(MIB);
+		if (write(f, big, MIB) != MIB)
+			die("write");
+		while (sent < MIB && (n = sendfile(fd, f, &off, MIB - sent)) > 0)
+			sent += n;
+		OBS("sendfile 1 MiB", "%zu", sent);
+		close(f);
+		sync_peer();
+		SHOW("send 8 bytes to be spliced", send(fd, "spliced!", 8, MSG_NOSIGNAL));
+		sync_peer();
+		wait_for(fd, POLLIN);
+		SHOW("recv the bytes spliced back", recv(fd, big, 64, 0));
+		OBS("bytes spliced back", "%.8s", big);
+	} else {
+		read_stream(fd, 65536, 0, 0, MIB);
+		sync_peer();
+		sync_peer();
+		wait_for(fd, POLLIN);
+		SHOW("splice socket to pipe", splice(fd, NULL, p[1], NULL, 8, 0));
+		SHOW("splice pipe to socket", splice(p[0], NULL, fd, NULL, 8, 0));
+	}
+	close(p[0]);
+	close(p[1]);
+	end(fd);
+}
+
 /* SO_SNDTIMEO 200 ms towards a peer that does not read. */
 static void send_timeout(void)
 {
@@ -606,6 +654,7 @@ int main(int argc, char **argv)
 	shut_rd();
 	send_1mib();
 	slow_reader();
+	splice_sendfile();
 	send_timeout();
 	urgent();
 	epoll_edge();
