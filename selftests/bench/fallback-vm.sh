@@ -4,7 +4,7 @@
 # What a connection that cannot use SMC pays for trying: COUNT sequential
 # connections (connect, one byte each way, close) between VMs without RDMA
 # devices, over plain TCP and over AF_SMC with upstream smc.ko and with
-# smc_rs, in alternating rounds within one boot (both VMs load the same
+# smc_rs, in alternating rounds within one boot (the order rotates) (both VMs load the same
 # module for each run). VM 1 serves, VM 2 drives; RESULT lines of smc_bench
 # (metric cps1, with contender=LABEL in front) go to
 # $SMC_OUT/fallback-results.txt, one per run.
@@ -59,8 +59,11 @@ unload() {
 
 sysctl -qw net.ipv4.ip_local_port_range="1024 65000" net.ipv4.tcp_tw_reuse=1
 run=0
+nc=${#contenders[@]}
 for r in $(seq "$rounds"); do
-	for c in "${contenders[@]}"; do
+	# Each round starts with the next contender: none is always first.
+	for k in $(seq 0 $((nc - 1))); do
+		c=${contenders[$(((r - 1 + k) % nc))]}
 		port=$((base_port + 2 * run))
 		run=$((run + 1))
 		fam=$(family "$c")
