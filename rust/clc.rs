@@ -6,21 +6,21 @@
 use crate::ib::{find_smcr_v2_device, local_systemid, SmcrV2Device};
 use crate::smcr::conn::Conn;
 use crate::smcr::setup::{
-    client_abort, client_accept, client_confirm_link, server_accept, server_confirm, ClientProposal,
-    LgrRegistry, ServerConn,
+    client_abort, client_accept, client_confirm_link, server_accept, server_confirm,
+    ClientProposal, LgrRegistry, ServerConn,
 };
 use crate::sys::args::SockAddr;
-use crate::sys::route::find_route_v4;
-use crate::sys::sync::RcuPointer;
-use crate::ueid::UeidTable;
 use crate::sys::errno::{EAGAIN, EINVAL};
 use crate::sys::net::Net;
 use crate::sys::print::smc_dbg;
+use crate::sys::route::find_route_v4;
+use crate::sys::sync::RcuPointer;
 use crate::sys::tcp::KernelSocket;
+use crate::ueid::UeidTable;
 use crate::wire::clc::{
-    choose_variant, encode_proposal, ClcError, Decline, DeclineReason, Header, MsgType, Proposal,
-    ProposalParams, ServerCaps, DECLINE_LEN_V2, EYECATCHER_SMCD, EYECATCHER_SMCR, HEADER_LEN,
-    LocalInfo, SmcrAcceptConfirm, Variant, EID_LEN, MAX_MESSAGE_LEN, SMC_V1, SMC_V2, SYSTEMID_LEN,
+    choose_variant, encode_proposal, ClcError, Decline, DeclineReason, Header, LocalInfo, MsgType,
+    Proposal, ProposalParams, ServerCaps, SmcrAcceptConfirm, Variant, DECLINE_LEN_V2, EID_LEN,
+    EYECATCHER_SMCD, EYECATCHER_SMCR, HEADER_LEN, MAX_MESSAGE_LEN, SMC_V1, SMC_V2, SYSTEMID_LEN,
 };
 use kernel::sync::Arc;
 
@@ -106,6 +106,26 @@ fn registry() -> Option<Arc<LgrRegistry>> {
 struct Offer {
     dev: SmcrV2Device,
     ueids: UeidTable,
+}
+
+/// Whether a client connecting to `addr` in `net` is sure, before the TCP
+/// handshake, to have nothing to propose: no UEID (SMC-Rv2 needs one, and
+/// SMC-Rv1 is never offered), a peer that is not IPv4 (SMC-Rv2 runs over
+/// IPv4 only), or no RDMA port up that sockets of `net` may use. Such a
+/// connect does not offer SMC at all: upstream's client, which asks the
+/// peer first, would decline with `NOSMCDEV` at this point anyway.
+///
+/// RCU reads only (no lock): cheap enough for every `connect()`. A device
+/// that is up but not on the route to the peer is only found after the
+/// TCP handshake ([`find_offer`]).
+pub(crate) fn nothing_to_propose(net: &Net, addr: &SockAddr<'_>) -> bool {
+    const V4_MAPPED: [u8; 12] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff];
+    let ipv4 = match addr.ip() {
+        Some(ip) if ip.len() == 4 => true,
+        Some(ip) => ip.get(..12) == Some(&V4_MAPPED[..]),
+        None => false,
+    };
+    !ipv4 || !crate::ueid::any() || !crate::ib::any_port_up(net)
 }
 
 fn find_offer(net: &Net, clc: &KernelSocket) -> Option<Offer> {
@@ -232,7 +252,10 @@ fn client_smcr(clc: &KernelSocket, o: &Offer, a: &SmcrAcceptConfirm) -> Result<C
     let cc = match client_accept(&reg, &o.dev, a, clc.abort_handle()) {
         Ok(cc) => cc,
         Err(reason) => {
-            smc_dbg!("client: SMC-R setup failed, declining with {:#010x}", reason.code());
+            smc_dbg!(
+                "client: SMC-R setup failed, declining with {:#010x}",
+                reason.code()
+            );
             send_decline(clc, reason)?;
             return Ok(ClientOutcome::Declined {
                 reason,
@@ -364,7 +387,10 @@ fn server_smcr(clc: &KernelSocket, dev: &SmcrV2Device, cp: &ClientProposal) -> S
         }
     };
     if let Err(reason) = server_confirm(&reg, &sc, &confirm) {
-        smc_dbg!("server: SMC-R setup failed, declining with {:#010x}", reason.code());
+        smc_dbg!(
+            "server: SMC-R setup failed, declining with {:#010x}",
+            reason.code()
+        );
         server_abort(sc);
         return declined(reason);
     }

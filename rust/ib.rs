@@ -13,6 +13,7 @@ pub(crate) use select::{find_smcr_v2_device, local_systemid, SmcrV2Device};
 use crate::sys::ib::client::IbClientOps;
 use crate::sys::ib::device::{DeviceListLock, GidEntry, IbDevice};
 use crate::sys::ib::event::{IbEvent, IbEventRegistration, IbEventSink};
+use crate::sys::net::Net;
 use crate::sys::print::smc_dbg;
 use crate::sys::sync::RcuPointer;
 use core::fmt;
@@ -121,6 +122,19 @@ static DEVICES: RcuPointer<KVec<Arc<SmcIbDevice>>> = RcuPointer::new();
 /// sleep, and keeps a device beyond the call only by cloning its `Arc`.
 fn with_devices<R>(f: impl FnOnce(&[Arc<SmcIbDevice>]) -> R) -> R {
     DEVICES.read(|list| f(list.map_or(&[], |l| &l[..])))
+}
+
+/// Whether an RDMA device in use may serve sockets of `net` and has a port
+/// up: without one, no connection in `net` can use SMC-R. Reads the list
+/// under RCU only (no lock, no sleep), cheap enough for every `connect()`.
+pub(crate) fn any_port_up(net: &Net) -> bool {
+    with_devices(|devices| {
+        devices.iter().any(|d| {
+            !d.removed.load(Ordering::Acquire)
+                && d.dev.usable_in(net)
+                && d.ports.iter().any(|p| p.active.load(Ordering::Acquire))
+        })
+    })
 }
 
 /// Publishes the list of devices in use with `add` added and `remove`

@@ -58,6 +58,11 @@ pub(crate) fn snapshot() -> UeidTable {
     TABLE.read(|t| t.copied().unwrap_or_default())
 }
 
+/// Whether any UEID is set (a read under RCU, no copy).
+pub(crate) fn any() -> bool {
+    TABLE.read(|t| t.is_some_and(|t| t.len > 0))
+}
+
 /// Publishes `table`. Callers serialise (the netlink core runs the family's
 /// handlers one at a time).
 fn publish(table: UeidTable) -> Result {

@@ -57,3 +57,60 @@ smc_option() {
 		;;
 	esac
 }
+
+# capture_start IFACE FILE: dumpcap on IFACE into FILE in the background
+# (its pid in capture_pid); returns once it captures.
+capture_start() {
+	dumpcap -q -i "$1" -P -w "$2" 2>"$2.log" &
+	capture_pid=$!
+	for _ in $(seq 300); do
+		grep -q "Capturing on" "$2.log" && return 0
+		kill -0 "$capture_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	cat "$2.log"
+	return 1
+}
+
+# capture_stop: ends the capture of capture_start (after a second for the
+# last frames).
+capture_stop() {
+	sleep 1
+	kill -INT "$capture_pid" && wait "$capture_pid"
+}
+
+# syn_options FILE PORT: for each SYN (without ACK) to PORT in the capture,
+# one line: its TCP option kinds, then the experiment identifiers of its
+# experimental options, as tshark decodes them. The SMC option is kind 254
+# with identifier 0xe2d4 (magic E2 D4 C3 D9).
+syn_options() {
+	tshark -n -r "$1" -Y "tcp.flags.syn == 1 && tcp.flags.ack == 0 && tcp.dstport == $2" \
+		-T fields -e tcp.option_kind -e tcp.options.experimental.exid
+}
+
+# smc_option_in FILE PORT: every SYN to PORT carries the SMC option (and
+# there is at least one); smc_option_absent FILE PORT: none does (and there
+# is at least one SYN).
+smc_option_in() {
+	local out
+	out=$(syn_options "$1" "$2") || return 1
+	echo "SYNs to port $2: $out"
+	[ -n "$out" ] && ! echo "$out" | grep -qv '0xe2d4'
+}
+
+smc_option_absent() {
+	local out
+	out=$(syn_options "$1" "$2") || return 1
+	echo "SYNs to port $2: $out"
+	[ -n "$out" ] && ! echo "$out" | grep -q '254\|0xe2d4'
+}
+
+# fallback_count SIDE REASON: the fallbacks of SIDE (Client or Server) with
+# REASON (smcr's name, e.g. NOSMCDEV, PEER_NO_SMC) in `smcr -d stats`, for
+# smc_rs and upstream alike; 0 when not listed.
+fallback_count() {
+	"$SMC_TOP/tools/target/release/smcr" -d stats | awk -v side="$1" -v reason="$2" '
+		$1 == "Server" || $1 == "Client" { cur = $1; next }
+		cur == side && $1 == reason { n = $2 }
+		END { print n + 0 }'
+}

@@ -311,12 +311,16 @@ static void *serve_one(void *arg)
 	static __thread char buf[65536];
 
 	if (hostile) {
-		unsigned char head[4], answer[64];
-		char prop[84];
+		unsigned char head[4], answer[64], prop[1024];
+		unsigned int plen;
 
+		/* The whole proposal (its header says how long), empty or not. */
 		if (recv(fd, head, 4, MSG_PEEK | MSG_WAITALL) == 4 &&
 		    !memcmp(head, smcr_eyecatcher, 4)) {
-			if (read_all(fd, prop, sizeof(prop)) ||
+			if (read_all(fd, prop, 8))
+				goto out;
+			plen = prop[5] << 8 | prop[6];
+			if (plen < 8 || plen > sizeof(prop) || read_all(fd, prop + 8, plen - 8) ||
 			    write_all(fd, answer, hostile_answer(answer)))
 				goto out;
 		}

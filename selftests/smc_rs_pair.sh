@@ -79,6 +79,10 @@ if [ "$SMC_VM" = 2 ]; then
 	run_test "TCP server echoing the SMC option without CLC (server side)" echo_option_peer
 	run_test "hostile CLC peers: $hostile_modes (server side)" hostile_peers
 else
+	# Only a client with something to propose offers SMC at all: a UEID
+	# (one VM 2 does not have, so nothing else turns into SMC-R) with rxe0.
+	run_test "UEID on VM 1: the smc_rs client offers SMC" \
+		"$here/tools/smc_ueid" add SMC-RS-OPTION-TEST
 	run_test "smc_rs client <- TCP server echoing the SMC option without CLC: reconnects" \
 		timeout 120 smc_echo client -f smc -a "$peer" -p 7106 -s 1048576 -w 90
 	# Were SMC offered again, the dropped attempt would use up the server's
@@ -94,6 +98,7 @@ else
 		run_test "smc_rs client${nb:+ (non-blocking)} <- hostile CLC answer '$mode': falls back, data intact" \
 			timeout 60 smc_echo client -f smc -a "10.10.0.$i" -p 7107 -s 262144 -w 40 $nb
 	done
+	run_test "UEID on VM 1 removed" "$here/tools/smc_ueid" del SMC-RS-OPTION-TEST
 fi
 
 # Clients whose SYNs carry the SMC option (a BPF sock_ops program adds it to

@@ -109,6 +109,39 @@ t_fuzz_listener() {
 	return $rc
 }
 
+# smc_possible up|down: an RDMA device with its port up (rxe on a veth
+# pair); with a UEID in the loaded module (ueid_on), an AF_SMC client has
+# something to propose and puts the SMC option on its SYNs, with upstream
+# smc.ko and smc_rs alike. Without them smc_rs does not offer SMC and
+# records NOSMCDEV at once, where upstream asks the peer first (and records
+# PEERNOSMC for a plain TCP peer): tests that compare the two on plain TCP
+# peers run with them.
+smc_possible() {
+	case "$1" in
+	up)
+		smc_possible down 2>/dev/null
+		ip link add smcfb0 type veth peer name smcfb1 &&
+			ip link set smcfb1 up && ip link set smcfb0 up &&
+			ip addr add 10.98.0.1/24 dev smcfb0 &&
+			rdma link add smcfbrxe0 type rxe netdev smcfb0 || return 1
+		# The port goes ACTIVE once the link is up.
+		for _ in $(seq 50); do
+			grep -q ACTIVE /sys/class/infiniband/smcfbrxe0/ports/1/state 2>/dev/null && return 0
+			sleep 0.1
+		done
+		return 1
+		;;
+	down)
+		rdma link delete smcfbrxe0
+		ip link del smcfb0
+		;;
+	esac
+}
+
+ueid_on() {
+	"$here/tools/smc_ueid" add SMC-RS-TESTBED
+}
+
 t_dynamic_debug() {
 	# The protocol decisions are pr_debug messages the operator switches
 	# on through dynamic debug: off by default, then an AF_SMC client of a
@@ -123,9 +156,17 @@ t_dynamic_debug() {
 	echo 'module smc_rs +p' >"$ctl" || return 1
 	echo "smc_rs-test: debug on" >/dev/kmsg
 	echo_pair inet smc 127.0.0.1 127.0.0.1 7018 1024 || rc=1
+	# Nothing to propose (no RDMA device, no UEID): no SMC, NOSMCDEV.
+	since "debug on" | grep -q 'smc_rs: Client: fallback to TCP, reason 0x03030000' || rc=1
+	# Something to propose: the option on the SYN, the TCP peer without it.
+	smc_possible up && ueid_on || rc=1
+	echo "smc_rs-test: debug on, SMC possible" >/dev/kmsg
+	echo_pair inet smc 127.0.0.1 127.0.0.1 7019 1024 || rc=1
+	"$here/tools/smc_ueid" flush
+	smc_possible down
 	echo 'module smc_rs -p' >"$ctl"
 	since "debug on" | grep 'smc_rs: '
-	since "debug on" | grep -q 'smc_rs: Client: fallback to TCP, reason 0x03010000' || rc=1
+	since "debug on, SMC possible" | grep -q 'smc_rs: Client: fallback to TCP, reason 0x03010000' || rc=1
 	return $rc
 }
 
@@ -216,10 +257,12 @@ t_smc_diag() {
 	# accepted fallback) must be reported exactly as upstream reports them.
 	local dir rc=0
 	dir=$(mktemp -d)
+	smc_possible up && ueid_on || return 1
 	python3 "$here/smc_diag_probe.py" 7600 >"$dir/smc_rs.txt" || return 1
-	rmmod smc_rs && modprobe smc && modprobe smc_diag || return 1
+	rmmod smc_rs && modprobe smc && modprobe smc_diag && ueid_on || return 1
 	python3 "$here/smc_diag_probe.py" 7700 >"$dir/upstream.txt" || rc=1
 	rmmod smc_diag; rmmod smc; insmod "$SMC_TOP/smc_rs.ko" || return 1
+	smc_possible down
 	cat "$dir/smc_rs.txt"
 	[ "$(wc -l <"$dir/smc_rs.txt")" -ge 8 ] || rc=1
 	diff -u "$dir/upstream.txt" "$dir/smc_rs.txt" || rc=1
@@ -253,14 +296,16 @@ t_smcss() {
 	local smcss=$SMC_TOP/tools/target/release/smcss dir rc=0 opt
 	dir=$(mktemp -d)
 	norm() { sed -E 's/^([A-Z0-9]+ +[0-9-]+ )[0-9]+/\1INODE/; s/:7[67]([0-9][0-9])\b/:7X\1/g'; }
+	smc_possible up && ueid_on || return 1
 	for opt in 20:-a 40:-l 60:; do
 		python3 "$here/smc_diag_probe.py" "76${opt%%:*}" "$smcss" ${opt#*:} | norm >>"$dir/smc_rs.txt" || return 1
 	done
-	rmmod smc_rs && modprobe smc && modprobe smc_diag || return 1
+	rmmod smc_rs && modprobe smc && modprobe smc_diag && ueid_on || return 1
 	for opt in 20:-a 40:-l 60:; do
 		python3 "$here/smc_diag_probe.py" "77${opt%%:*}" "$smcss" ${opt#*:} | norm >>"$dir/upstream.txt" || rc=1
 	done
 	rmmod smc_diag; rmmod smc; insmod "$SMC_TOP/smc_rs.ko" || return 1
+	smc_possible down
 	cat "$dir/smc_rs.txt"
 	grep -q 'TCP 0x03010000' "$dir/smc_rs.txt" || rc=1
 	diff -u "$dir/upstream.txt" "$dir/smc_rs.txt" || rc=1
@@ -312,15 +357,49 @@ t_genl_stats() {
 	local dir rc=0 smcr=$SMC_TOP/tools/target/release/smcr cmd
 	dir=$(mktemp -d)
 	cmd="python3 $here/smc_genl_probe.py stats; $smcr -a stats; $smcr -ad stats"
-	rmmod smc_rs && insmod "$SMC_TOP/smc_rs.ko" || return 1
+	smc_possible up || return 1
+	rmmod smc_rs && insmod "$SMC_TOP/smc_rs.ko" && ueid_on || return 1
 	python3 "$here/smc_diag_probe.py" 7800 sh -c "$cmd" >"$dir/smc_rs.txt" || return 1
-	rmmod smc_rs && modprobe smc || return 1
+	rmmod smc_rs && modprobe smc && ueid_on || return 1
 	python3 "$here/smc_diag_probe.py" 7900 sh -c "$cmd" >"$dir/upstream.txt" || rc=1
 	rmmod smc; insmod "$SMC_TOP/smc_rs.ko" || return 1
+	smc_possible down
 	cat "$dir/smc_rs.txt"
 	grep -q '^fallbacks: cmd 8 8{1=1 ' "$dir/smc_rs.txt" || rc=1
 	grep -Eq '^  TCP fallback +4 \(client 3, server 1\)' "$dir/smc_rs.txt" || rc=1
 	diff -u "$dir/upstream.txt" "$dir/smc_rs.txt" || rc=1
+	return $rc
+}
+
+t_no_smc_option_without_device() {
+	# Nothing to propose (no RDMA device, no UEID): an AF_SMC client's SYN
+	# goes without the SMC option (tshark's decoding of a capture of lo), the
+	# client falls back with NOSMCDEV (0x03030000, what upstream's client
+	# records when it finds no device) and its AF_SMC server sees a plain
+	# TCP client (PEERNOSMC). With an RDMA device and a UEID the same
+	# client's SYN carries the option: the capture and the check see it.
+	local dir rc=0 n
+	dir=$(mktemp -d)
+	[ -z "$(rdma link show 2>/dev/null)" ] || return 1
+	# Fresh statistics.
+	rmmod smc_rs && insmod "$SMC_TOP/smc_rs.ko" || return 1
+	capture_start lo "$dir/lo.pcap" || return 1
+	echo_pair smc smc 127.0.0.1 127.0.0.1 7021 1024 || rc=1
+	echo_pair smc6 smc6 ::1 ::1 7023 1024 || rc=1
+	n=$(fallback_count Client NOSMCDEV)
+	echo "client NOSMCDEV: $n"
+	[ "$n" = 2 ] || rc=1
+	n=$(fallback_count Server PEER_NO_SMC)
+	echo "server PEER_NO_SMC: $n"
+	[ "$n" = 2 ] || rc=1
+	smc_possible up && ueid_on || rc=1
+	echo_pair smc smc 127.0.0.1 127.0.0.1 7022 1024 || rc=1
+	"$here/tools/smc_ueid" flush
+	smc_possible down
+	capture_stop || rc=1
+	smc_option_absent "$dir/lo.pcap" 7021 || rc=1
+	smc_option_absent "$dir/lo.pcap" 7023 || rc=1
+	smc_option_in "$dir/lo.pcap" 7022 || rc=1
 	return $rc
 }
 
@@ -363,6 +442,8 @@ run_test "SMC_GEN_NETLINK system info and handshake limitation answer as upstrea
 run_test "smcss (tools/) prints for smc_rs what it prints for upstream smc_diag" t_smcss
 run_test "smcr ueid/info (tools/) print for smc_rs what they print for upstream" t_smcr
 run_test "SMC_GEN_NETLINK statistics, fallback statistics and smcr stats as upstream's" t_genl_stats
+run_test "no RDMA device, no UEID: no SMC option on the SYN (tshark), NOSMCDEV at once, as upstream's code" \
+	t_no_smc_option_without_device
 run_test "smc_rs listener <- 1000 random CLC headers and messages: survives, still serves" t_fuzz_listener
 run_test "listeners closed under load of handshakes, then rmmod" t_listener_close_under_load
 run_test "rmmod refused while an AF_SMC socket is open, fine after" t_rmmod_busy

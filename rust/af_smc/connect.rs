@@ -5,7 +5,8 @@
 //! of calls that come while it runs.
 
 use super::{clc, enter_smcr, switch_to_fallback, Guard, SmcSock, SmcState, Sock, CONNECT_WORK};
-use crate::clc::{client_handshake, ClientOutcome, NonClcPeers};
+use crate::clc::{client_handshake, nothing_to_propose, ClientOutcome, NonClcPeers};
+use crate::smcr::conn::Conn;
 use crate::stats::{count, Event, Side};
 use crate::sys::args::SockAddr;
 use crate::sys::bindings as b;
@@ -16,10 +17,9 @@ use crate::sys::sock::SmcSk;
 use crate::sys::socket::{with_user_socket, FileRedirect};
 use crate::sys::tcp::KernelSocket;
 use crate::wire::clc::DeclineReason;
-use crate::smcr::conn::Conn;
 use core::sync::atomic::Ordering;
-use kernel::sync::Arc;
 use kernel::prelude::*;
+use kernel::sync::Arc;
 
 /// `connect(2)` on an SMC socket.
 pub(super) fn connect(sock: &Sock<'_>, addr: SockAddr<'_>, flags: i32) -> Result {
@@ -53,22 +53,32 @@ pub(super) fn connect(sock: &Sock<'_>, addr: SockAddr<'_>, flags: i32) -> Result
         }
         SmcState::Listen(_) | SmcState::Closed => return Err(EINVAL.into()),
     }
-    if !NON_CLC_PEERS.contains(sock.sk().net(), &addr) {
-        return connect_offering_smc(sock, &mut st, addr, flags);
-    }
+    let net = sock.sk().net();
     // A peer known to echo the option without speaking CLC gets plain
-    // TCP: it cannot do SMC. A too short address or a wrong family is
-    // TCP's to reject.
-    smc_dbg!("client: peer known not to speak CLC, plain TCP");
-    match clc(sock).connect(addr, flags) {
+    // TCP: it cannot do SMC. So does every peer when we have nothing to
+    // propose: no extra round trip for a connection that cannot use SMC.
+    // A too short address or a wrong family is TCP's to reject.
+    let reason = if NON_CLC_PEERS.contains(net, &addr) {
+        smc_dbg!("client: peer known not to speak CLC, plain TCP");
+        DeclineReason::PeerNoSmc
+    } else if nothing_to_propose(net, &addr) {
+        smc_dbg!("client: no SMC device or no UEID, plain TCP without the SMC option");
+        DeclineReason::NoSmcDevice
+    } else {
+        return connect_offering_smc(sock, &mut st, addr, flags);
+    };
+    let clc = clc(sock);
+    // A connect that offered SMC before and failed left the option on.
+    clc.set_syn_smc(false);
+    match clc.connect(addr, flags) {
         Ok(()) => {
-            switch_to_fallback(sock, &mut st, Side::Client, DeclineReason::PeerNoSmc);
+            switch_to_fallback(sock, &mut st, Side::Client, reason);
             Ok(())
         }
         // Non-blocking: the TCP handshake goes on; from now on the file is
         // TCP's, so poll and SO_ERROR report its completion exactly.
         Err(e) if e == EINPROGRESS => {
-            switch_to_fallback(sock, &mut st, Side::Client, DeclineReason::PeerNoSmc);
+            switch_to_fallback(sock, &mut st, Side::Client, reason);
             Err(e)
         }
         Err(e) => Err(e),
@@ -200,12 +210,7 @@ enum Connected {
 /// The part of an SMC connect after the TCP handshake, on the clcsock only
 /// (no socket lock needed): CLC, and for a peer that echoed the option
 /// without speaking CLC a new connection without it.
-fn clc_connect(
-    net: &Net,
-    clc: &KernelSocket,
-    addr: SockAddr<'_>,
-    flags: i32,
-) -> Result<Connected> {
+fn clc_connect(net: &Net, clc: &KernelSocket, addr: SockAddr<'_>, flags: i32) -> Result<Connected> {
     match client_handshake(net, clc) {
         Ok(ClientOutcome::Smcr(conn)) => Ok(Connected::Smcr(conn)),
         Ok(ClientOutcome::PeerNoSmc) => Ok(Connected::Fallback(DeclineReason::PeerNoSmc, 0)),

@@ -29,7 +29,8 @@
  *             COUNT/10, at most 100, untimed), or fewer when -s SECS is up;
  *             p50 and p99 round trip in microseconds (lat_p50, lat_p99).
  *   cps       -t THREADS threads each connect, send 'C', read the answer and
- *             close, for -s SECS: connections per second (cpsN).
+ *             close, for -s SECS (or, with -n COUNT, until COUNT connections
+ *             are made): connections per second (cpsN).
  *   idle      -n COUNT connections opened one after the other and held; -M CMD
  *             runs while they are all open (the memory snapshots), then all
  *             close (idle_setup: their opening rate).
@@ -570,6 +571,8 @@ fail:
 }
 
 static long cps_ok, cps_err;
+/* With -n: the connections to make in all (0: as many as -s SECS allows). */
+static long cps_limit, cps_started;
 
 static void *cps_thread(void *arg)
 {
@@ -577,7 +580,11 @@ static void *cps_thread(void *arg)
 
 	(void)arg;
 	while (now() < t_deadline) {
-		int fd = open_req('C', 0);
+		int fd;
+
+		if (cps_limit && __atomic_fetch_add(&cps_started, 1, __ATOMIC_RELAXED) >= cps_limit)
+			break;
+		fd = open_req('C', 0);
 
 		if (fd < 0) {
 			err++;
@@ -705,7 +712,7 @@ int main(int argc, char **argv)
 		case 'w': workload = optarg; break;
 		case 's': secs = atoi(optarg); break;
 		case 't': threads = atoi(optarg); break;
-		case 'n': count = atol(optarg); break;
+		case 'n': count = cps_limit = atol(optarg); break;
 		case 'r': rep = atoi(optarg); break;
 		case 'M': probe_cmd = optarg; break;
 		case 'W': wait_secs = atoi(optarg); break;
