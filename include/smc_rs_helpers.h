@@ -134,5 +134,6 @@ int smc_rs_sg_alloc_table_one(struct sg_table *table);
 void smc_rs_init_delayed_work(struct delayed_work *dw, work_func_t fn);
 bool smc_rs_queue_delayed_work(struct delayed_work *dw, unsigned long delay);
 unsigned long smc_rs_jiffies(void);
+u8 smc_rs_tcp_nonagle(const struct sock *sk);
 
 #endif

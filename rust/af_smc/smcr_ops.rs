@@ -31,8 +31,9 @@ pub(super) fn sendmsg(
     let clcsock = &sk.state().clcsock;
     let mut timeo = sk.sndtimeo(nonblock);
     let urgent = flags & b::MSG_OOB != 0;
-    let more = flags & b::MSG_MORE != 0;
-    let r = tx::send(conn, &mut msg, len, nonblock, urgent, more, |ready| {
+    let (nodelay, cork) = clcsock.sk().nodelay_cork();
+    let more = flags & b::MSG_MORE != 0 || cork;
+    let r = tx::send(conn, &mut msg, len, nonblock, urgent, more, nodelay, |ready| {
         st.wait_exclusive(clcsock, &mut timeo, ready)
     });
     st.set_sk_state(conn.sk_state());

@@ -55,7 +55,8 @@ fn peer_closed(conn: &Conn) -> bool {
 /// in the send buffer, as TCP's does; `wait` sleeps until the connection
 /// changes (or fails with `EAGAIN` after the timeout, or on a signal).
 /// With `urgent` (`MSG_OOB`) the last byte is urgent data; `more`
-/// (`MSG_MORE`) says more follows soon.
+/// (`MSG_MORE`, `TCP_CORK`) says more follows soon; `nodelay`
+/// (`TCP_NODELAY`) sends small writes at once.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn send(
     conn: &Conn,
@@ -64,6 +65,7 @@ pub(crate) fn send(
     nonblock: bool,
     urgent: bool,
     more: bool,
+    nodelay: bool,
     mut wait: impl FnMut(&dyn Fn() -> bool) -> Result,
 ) -> Result<usize> {
     if peer_closed(conn) {
@@ -100,7 +102,7 @@ pub(crate) fn send(
             let mut sh = conn.shared.lock();
             sh.urg_tx = Some(sh.tx_copied - 1);
         }
-        if !corked(conn, more && sent == len) {
+        if !corked(conn, more && sent == len, nodelay) {
             push(conn);
         }
     }
@@ -118,13 +120,14 @@ const AUTOCORK_SIZE: u64 = 64 * 1024;
 /// while a write of the connection is in flight, its completion pushes
 /// them, so that small sends leave together (autocorking, as upstream);
 /// not past half the send buffer or [`AUTOCORK_SIZE`], unless the sender
-/// said more follows. Nothing waits with nothing in flight.
-fn corked(conn: &Conn, more: bool) -> bool {
+/// said more follows; not with `TCP_NODELAY`, as TCP's Nagle. Nothing
+/// waits with nothing in flight.
+fn corked(conn: &Conn, more: bool, nodelay: bool) -> bool {
     let sh = conn.shared.lock();
     let in_flight = sh.tx_fin < sh.tx_prod;
     let waiting = sh.tx_copied - sh.tx_prod;
     let limit = (u64::from(conn.sndbuf_size()) / 2).min(AUTOCORK_SIZE);
-    in_flight && (more || waiting <= limit) && sh.urg_tx.is_none()
+    in_flight && (more || (!nodelay && waiting <= limit)) && sh.urg_tx.is_none()
 }
 
 /// Copies up to `n` bytes of `msg` into the send buffer (up to its end at

@@ -561,3 +561,8 @@ unsigned long smc_rs_jiffies(void)
 {
 	return jiffies;
 }
+
+u8 smc_rs_tcp_nonagle(const struct sock *sk)
+{
+	return READ_ONCE(tcp_sk(sk)->nonagle);
+}

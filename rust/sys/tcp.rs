@@ -78,6 +78,18 @@ impl TcpSock {
         }
     }
 
+    /// `TCP_NODELAY` and `TCP_CORK` as the application set them on the
+    /// socket.
+    pub(crate) fn nodelay_cork(&self) -> (bool, bool) {
+        // SAFETY: a read of a field of a live socket (invariant), which is
+        // a TCP socket (the type's invariant).
+        let nonagle = u32::from(unsafe { bindings::smc_rs_tcp_nonagle(self.as_raw()) });
+        (
+            nonagle & bindings::TCP_NAGLE_OFF != 0,
+            nonagle & bindings::TCP_NAGLE_CORK != 0,
+        )
+    }
+
     /// The buffer sizes the application set (`SO_SNDBUF`, `SO_RCVBUF`;
     /// the socket's doubled values), each `None` when it left the default.
     pub(crate) fn user_buf_sizes(&self) -> (Option<u32>, Option<u32>) {
