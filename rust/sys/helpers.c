@@ -564,5 +564,5 @@ unsigned long smc_rs_jiffies(void)
 
 u8 smc_rs_tcp_nonagle(const struct sock *sk)
 {
-	return READ_ONCE(tcp_sk(sk)->nonagle);
+	return tcp_sk(sk)->nonagle;
 }
