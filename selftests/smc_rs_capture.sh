@@ -172,10 +172,13 @@ run_test "capture: LLC CONFIRM LINK request and response inside RoCEv2 (tshark s
 	llc_confirm_link
 # 0x07/0x27: TEST LINK (v1/v2).
 is_test_link="\$$l_msg ~ /^0x(07|27)\$/"
+# The dissector flags a TEST LINK response only in its summary ("(Resp)").
+is_test_link_response="\$$l_info ~ /\\(Resp\\)/"
 llc_test_link() {
 	local request response
-	request=$(count "$is_test_link && !($is_response)" "$llc")
-	response=$(count "$is_test_link && $is_response" "$llc")
+	awk -F'\t' -v m="$l_msg" -v i="$l_info" '$m ~ /^0x(07|27)$/ { print $1 "\t" $i }' "$llc"
+	request=$(count "$is_test_link && !($is_test_link_response)" "$llc")
+	response=$(count "$is_test_link && $is_test_link_response" "$llc")
 	echo "TEST LINK requests $request, responses $response"
 	[ "$request" -ge 1 ] && [ "$response" -ge 1 ]
 }
