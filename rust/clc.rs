@@ -90,7 +90,8 @@ fn stop_smcr() {
     }
 }
 
-fn registry() -> Option<Arc<LgrRegistry>> {
+/// The link group registry, while SMC-R runs.
+pub(crate) fn registry() -> Option<Arc<LgrRegistry>> {
     REGISTRY.read(|r| r.cloned())
 }
 

@@ -8,10 +8,12 @@
 //! work request slots, completion dispatch), [`llc`] (link-level control),
 //! [`conn`] (a connection's buffers and cursors), [`cdc`] (cursor
 //! messages, both ways), [`tx`] and [`rx`] (what `send` and `recv` do),
-//! [`setup`] (the client side of the CLC handshake that creates them).
+//! [`setup`] (the client side of the CLC handshake that creates them),
+//! [`info`] (what operators see of them).
 
 pub(crate) mod cdc;
 pub(crate) mod conn;
+pub(crate) mod info;
 pub(crate) mod lgr;
 pub(crate) mod llc;
 pub(crate) mod rx;

@@ -128,6 +128,18 @@ impl LgrRegistry {
         Ok(())
     }
 
+    /// The live link groups, for operators' listings.
+    pub(crate) fn link_groups(&self) -> Result<KVec<Arc<LinkGroup>>> {
+        let lgrs = self.lgrs.lock();
+        let mut out = KVec::with_capacity(MAX_LGRS, GFP_KERNEL)?;
+        for l in lgrs.iter().flatten() {
+            if l.state() != LinkState::Down {
+                out.push(l.clone(), GFP_KERNEL)?;
+            }
+        }
+        Ok(out)
+    }
+
     /// Ends the link groups on `dev` (it goes away): their queue pairs and
     /// buffers go now; the peers see the link fail.
     fn end_on_device(&self, dev: &SmcIbDevice) {
@@ -212,8 +224,16 @@ pub(crate) fn client_accept(
             psn: a.psn,
             mtu: a.qp_mtu,
         };
-        let lgr = LinkGroup::new(Role::Client, [0; 4], dev.clone(), peer)
+        // Our own id for it (the server's never reaches us).
+        let mut id = [0u8; 4];
+        random::fill(&mut id);
+        let lgr = LinkGroup::new(Role::Client, id, dev.clone(), peer)
             .map_err(|_| DeclineReason::Other(DECL_ERR_RDYLNK))?;
+        lgr.record_peer(
+            a,
+            a.eid,
+            a.fce.map_or((0, 0), |f| (f.max_conns, f.max_links)),
+        );
         if lgr.connect_qp().is_err() {
             lgr.terminate();
             return Err(DeclineReason::Other(DECL_ERR_RDYLNK));
@@ -456,6 +476,8 @@ pub(crate) fn server_confirm(
 ) -> core::result::Result<(), DeclineReason> {
     let lgr = &sc.conn.lgr;
     if sc.first_contact {
+        let limits = sc.accept.fce.map_or((0, 0), |f| (f.max_conns, f.max_links));
+        lgr.record_peer(c, sc.accept.eid, limits);
         lgr.set_peer_qp(c.qpn, c.psn, c.local.mac, c.qp_mtu);
         if lgr.connect_qp().is_err() {
             return Err(DeclineReason::Other(DECL_ERR_RDYLNK));
