@@ -186,6 +186,17 @@ impl DeviceUsers for LgrRegistry {
     }
 }
 
+/// A new link group id: random, with the low-order byte of its host-order
+/// word zero, as upstream's ids (multiples of 256; operators' tools mask
+/// that byte, where upstream numbers the links).
+fn new_lgr_id() -> [u8; 4] {
+    let mut id = [0u8; 4];
+    random::fill(&mut id);
+    let word = u32::from_ne_bytes(id) & !0xff;
+    // Never 0: operators' tools read 0 as "no id given".
+    (if word == 0 { 0x100 } else { word }).to_ne_bytes()
+}
+
 /// Tokens name connections in CDC messages; never 0.
 static NEXT_TOKEN: AtomicU32 = AtomicU32::new(1);
 
@@ -225,9 +236,7 @@ pub(crate) fn client_accept(
             mtu: a.qp_mtu,
         };
         // Our own id for it (the server's never reaches us).
-        let mut id = [0u8; 4];
-        random::fill(&mut id);
-        let lgr = LinkGroup::new(Role::Client, id, dev.clone(), peer)
+        let lgr = LinkGroup::new(Role::Client, new_lgr_id(), dev.clone(), peer)
             .map_err(|_| DeclineReason::Other(DECL_ERR_RDYLNK))?;
         lgr.record_peer(
             a,
@@ -390,8 +399,7 @@ pub(crate) fn server_accept(
             (l, false)
         }
         None => {
-            let mut id = [0u8; 4];
-            random::fill(&mut id);
+            let id = new_lgr_id();
             let peer = PeerLink {
                 systemid: p.systemid,
                 gid: p.gid,
