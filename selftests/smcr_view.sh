@@ -111,6 +111,8 @@ view_held() {
 	run_test "$mine $side: smcr device shows rxe0 port 1 with its link" view_device
 	run_test "$mine $side: smcr linkgroup and link-show show the link group" view_linkgroup
 	run_test "$mine $side: smcr -d stats counts SMC-R connections" view_stats
+	run_test "$mine $side: smc_diag sends CONNINFO/LGRINFO only when asked; odd requests answered" \
+		python3 "$SMC_TOP/selftests/smc_diag_ext.py" "10.10.0.$((3 - SMC_VM))"
 }
 
 # view_server_side: waits (up to 300 s) for the client to hold its
