@@ -75,6 +75,8 @@ void smc_rs_genlmsg_cancel(struct sk_buff *skb, void *hdr);
 u32 smc_rs_netlink_cb_portid(const struct sk_buff *skb);
 u8 smc_rs_genl_dump_cmd(struct netlink_callback *cb);
 unsigned int smc_rs_skb_len(const struct sk_buff *skb);
+void smc_rs_skb_trim(struct sk_buff *skb, unsigned int len);
+u64 smc_rs_net_cookie(const struct net *net);
 
 void smc_rs_sk_add_node(struct sock *sk, struct hlist_head *list);
 bool smc_rs_sk_del_node_init(struct sock *sk);

@@ -17,7 +17,8 @@ use crate::sys::args::{
     MsgHdr, PollTable, SavedAddr, SockAddr, SockAddrOut, SockoptIn, SockoptOut,
 };
 use crate::sys::bindings as b;
-use crate::sys::diag::{DiagInfo, SockDiag};
+use crate::sys::diag::{DiagExt, DiagInfo, SockDiag};
+use crate::sys::sync::{new_spinlock_bh, SpinLockBh};
 use crate::sys::errno::{EINVAL, ENOPROTOOPT, EPROTONOSUPPORT, ESOCKTNOSUPPORT};
 use crate::sys::family::{AcceptArg, SocketFamily};
 use crate::sys::listen::ListenOwner;
@@ -78,6 +79,10 @@ pub(crate) struct SmcSock {
     fallback_reason: AtomicU32,
     /// What the peer's decline said, for sock_diag.
     peer_diagnosis: AtomicU32,
+    /// The SMC-R connection while the socket is in SMC-R mode, for
+    /// sock_diag (which cannot take the socket lock).
+    #[pin]
+    diag_conn: SpinLockBh<Option<Arc<Conn>>>,
     /// What poll, accept and TCP's SYN handling need of a listener.
     #[pin]
     listen: ListenCounters,
@@ -95,9 +100,23 @@ pub(crate) struct SmcLocked {
 }
 
 impl SockDiag for SmcSock {
-    fn diag_info(&self) -> DiagInfo {
+    fn diag_info(&self, ext: DiagExt) -> DiagInfo {
         let reason = self.fallback_reason.load(Ordering::Relaxed);
+        let (conn, link) = {
+            // The socket's reference keeps the connection while the lock
+            // is held: nothing is dropped here (softirqs are off).
+            let held = self.diag_conn.lock();
+            match held.as_ref() {
+                Some(c) => (
+                    ext.conninfo().then(|| c.diag()),
+                    if ext.lgrinfo() { c.lgr.link_diag() } else { None },
+                ),
+                None => (None, None),
+            }
+        };
         DiagInfo {
+            conn,
+            link,
             mode: if reason != 0 {
                 b::SMC_DIAG_MODE_FALLBACK_TCP as u8
             } else {
@@ -147,6 +166,7 @@ impl SmcSock {
             connecting: AtomicBool::new(false),
             fallback_reason: AtomicU32::new(0),
             peer_diagnosis: AtomicU32::new(0),
+            diag_conn <- new_spinlock_bh!(None, "SmcSock::diag_conn"),
             listen <- ListenCounters::new(limit_hs),
             connect_work <- new_work!("SmcSock::connect_work"),
             listen_work <- new_work!("SmcSock::listen_work"),
@@ -275,6 +295,7 @@ fn enter_smcr(sock: &Sock<'_>, st: &mut Guard<'_>, side: Side, conn: Arc<Conn>) 
     count(sock.sk().net(), side, Event::SmcrV2);
     smc_dbg!("{:?}: SMC-R, token {:#x}", side, conn.token);
     let reported = !matches!(st.state, SmcState::Connecting(_));
+    *sock.sk().state().diag_conn.lock() = Some(conn.clone());
     st.state = SmcState::Smcr { conn, reported };
     st.set_sk_state(SMC_ACTIVE);
     sock.set_connected(st);
@@ -330,6 +351,9 @@ impl SocketFamily for SmcSock {
         {
             let mut st = sk.lock();
             let old = core::mem::replace(&mut st.state, SmcState::Closed);
+            // Dropped here, in process context, not under the spinlock.
+            let listed = sk.state().diag_conn.lock().take();
+            drop(listed);
             match old {
                 SmcState::Listen(l) => l.stop(&st),
                 SmcState::Smcr { conn, .. } => smcr_ops::release(sock, &mut st, conn),
@@ -373,7 +397,8 @@ impl SocketFamily for SmcSock {
         // The handshake was counted when it finished.
         match st.state {
             SmcState::Fallback(reason) => enter_fallback(sock, &mut st, Side::Server, reason),
-            SmcState::Smcr { .. } => {
+            SmcState::Smcr { ref conn, .. } => {
+                *sock.sk().state().diag_conn.lock() = Some(conn.clone());
                 st.set_sk_state(SMC_ACTIVE);
                 sock.set_connected(&st);
             }

@@ -97,7 +97,8 @@ pub(crate) fn keep_link_groups() {
     }
 }
 
-fn registry() -> Option<Arc<LgrRegistry>> {
+/// The link group registry, while SMC-R runs.
+pub(crate) fn registry() -> Option<Arc<LgrRegistry>> {
     REGISTRY.read(|r| r.cloned())
 }
 

@@ -5,6 +5,7 @@
 //! GID events. The devices in use are listed for readers under RCU; link
 //! groups pick their device there ([`select`]).
 
+pub(crate) mod info;
 mod pnet;
 mod select;
 

@@ -2,7 +2,8 @@
 
 //! The SMC generic netlink family (`SMC_GEN_NETLINK`, version 1), with
 //! upstream's command and attribute numbers, so upstream's tools (and ours)
-//! work on smc_rs unchanged. Today: the UEID table.
+//! work on smc_rs unchanged: system information, statistics, the UEID
+//! table, and the SMC-R link groups, links and devices ([`smcr`]).
 
 use crate::stats;
 use crate::sys::bindings as b;
@@ -14,6 +15,8 @@ use crate::sys::print::smc_dbg;
 use crate::ueid::{self, Eid, EID_LEN};
 use core::ffi::c_long;
 use kernel::prelude::*;
+
+mod smcr;
 
 /// The SMC generic netlink family.
 pub(crate) struct SmcNetlink;
@@ -43,6 +46,11 @@ impl GenlFamily for SmcNetlink {
     const COMMANDS: &'static [GenlCommand] = &[
         // Readable by everyone, as upstream's.
         command(b::SMC_NETLINK_GET_SYS_INFO, CommandKind::Dump, false, &[]),
+        command(b::SMC_NETLINK_GET_LGR_SMCR, CommandKind::Dump, false, &[]),
+        command(b::SMC_NETLINK_GET_LINK_SMCR, CommandKind::Dump, false, &[]),
+        command(b::SMC_NETLINK_GET_LGR_SMCD, CommandKind::Dump, false, &[]),
+        command(b::SMC_NETLINK_GET_DEV_SMCD, CommandKind::Dump, false, &[]),
+        command(b::SMC_NETLINK_GET_DEV_SMCR, CommandKind::Dump, false, &[]),
         command(b::SMC_NETLINK_GET_STATS, CommandKind::Dump, false, &[]),
         command(
             b::SMC_NETLINK_GET_FBACK_STATS,
@@ -107,6 +115,12 @@ impl GenlFamily for SmcNetlink {
     fn dumpit(cmd: u8, dump: &mut GenlDump<'_, Self>) -> Result {
         match u32::from(cmd) {
             b::SMC_NETLINK_DUMP_UEID => dump_ueids(cmd, dump),
+            b::SMC_NETLINK_GET_LGR_SMCR => smcr::dump_link_groups(dump, false),
+            b::SMC_NETLINK_GET_LINK_SMCR => smcr::dump_link_groups(dump, true),
+            b::SMC_NETLINK_GET_DEV_SMCR => smcr::dump_devices(dump),
+            // No ISM (SMC-D) device can exist here: empty, as upstream's
+            // without one.
+            b::SMC_NETLINK_GET_LGR_SMCD | b::SMC_NETLINK_GET_DEV_SMCD => Ok(()),
             b::SMC_NETLINK_GET_SYS_INFO => once(cmd, dump, |m| {
                 m.nest(b::SMC_GEN_SYS_INFO as u16, |m| {
                     m.put_u8(b::SMC_NLA_SYS_VER as u16, SMC_V2)?;

@@ -53,12 +53,15 @@ if [ "$server_mod" = smc_rs ]; then
 	many=100
 fi
 
-# stats_counted SIDE: the module's statistics saw $n SMC-Rv2 connections
-# on SIDE and no fallback.
+# Operators' tools look at one held connection first (smcr_view.sh).
+. "$here/smcr_view.sh"
+
+# stats_counted SIDE: the module's statistics saw the SMC-Rv2 connections
+# on SIDE ($n echoes and the held one) and no fallback.
 stats_counted() {
-	local c=0 s=0 k=$n
+	local c=0 s=0 k=$((n + 1))
 	# The server has also served the connection whose link is lost below.
-	[ "$1" = client ] && c=$k || { k=$((n + many + lost + big + short)); s=$k; }
+	[ "$1" = client ] && c=$k || { k=$((n + many + lost + big + short + 1)); s=$k; }
 	"$smcr" -d stats
 	"$smcr" -d stats | grep -Eq "^  SMC connections +$k \(client $c, server $s\)" &&
 		"$smcr" -d stats | grep -Eq "^    v2 +$k\$" &&
@@ -77,9 +80,13 @@ rxe_counted() {
 sent_before=$(cat "$counters/sent_pkts")
 rcvd_before=$(cat "$counters/rcvd_pkts")
 if [ "$side" = server ]; then
+	view_server_side &
+	viewer=$!
 	run_test "$mine server for SMC-R clients (server side)" \
-		timeout 1500 smc_echo server -f smc -p 7301 -n "$((n + many + lost + big + short))"
+		timeout 1500 smc_echo server -f smc -p 7301 -n "$((n + many + lost + big + short + 1))"
+	wait "$viewer"
 else
+	view_client_side
 	for s in $sizes; do
 		run_test "$mine client -> SMC-R server, $s bytes echoed" \
 			timeout 300 smc_echo client -f smc -a "$peer" -p 7301 -s "$s" -w 90

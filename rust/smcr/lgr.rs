@@ -149,7 +149,7 @@ pub(crate) struct LinkGroup {
     #[pin]
     peer: SpinLockBh<PeerLink>,
     /// The link number the server gave.
-    link_num: AtomicU8,
+    pub(crate) link_num: AtomicU8,
     state: AtomicU8,
     /// The protection domain and completion queues, until the link group
     /// ends (a device that goes away takes them back with everything else,
@@ -176,7 +176,10 @@ pub(crate) struct LinkGroup {
     /// Buffers of freed connections (RMB, send buffer), registered on the
     /// link: a new connection takes them without a registration.
     #[pin]
-    pool: Mutex<KVec<Option<BufferPair>>>,
+    pub(crate) pool: Mutex<KVec<Option<BufferPair>>>,
+    /// What the handshakes told about the peer and the link, for operators.
+    #[pin]
+    pub(crate) about: SpinLockBh<super::info::LgrAbout>,
     /// The connections on the link group, by token.
     #[pin]
     pub(crate) conns: SpinLockBh<ConnTable>,
@@ -244,6 +247,7 @@ impl LinkGroup {
                 llc_wait <- new_condvar!("LinkGroup::llc_wait"),
                 reg_lock <- new_mutex!((), "LinkGroup::reg_lock"),
                 pool <- new_mutex!(KVec::new(), "LinkGroup::pool"),
+                about <- super::info::new_about(),
                 conns <- new_spinlock_bh!(ConnTable::new(), "LinkGroup::conns"),
                 activity: Activity::new(),
             }? Error),

@@ -124,6 +124,7 @@ pub(crate) fn client_confirm_link(lgr: &LinkGroup, link_uid: [u8; 4]) -> Result<
     let mut buf = [0u8; LLC_LEN];
     resp.encode(&mut buf).map_err(|_| EPROTO)?;
     lgr.send_llc(&buf)?;
+    lgr.record_link_uids(link_uid, req.link_uid);
     Ok(req.link_num)
 }
 
@@ -160,6 +161,7 @@ pub(crate) fn server_confirm_link(lgr: &LinkGroup, max_conns: u8) -> Result {
         smc_dbg!("llc: CONFIRM LINK answer does not match the CLC peer");
         return Err(EPROTO.into());
     }
+    lgr.record_link_uids(uid, resp.link_uid);
     Ok(())
 }
 

@@ -9,13 +9,15 @@
 //! [`conn`] (a connection's buffers and cursors), [`cdc`] (cursor
 //! messages, both ways), [`tx`] and [`rx`] (what `send` and `recv` do),
 //! [`close`] (the close state machine at work),
-//! [`setup`] (the client side of the CLC handshake that creates them).
+//! [`setup`] (the client side of the CLC handshake that creates them),
+//! [`info`] (what operators see of them).
 //! Beside them: [`rejects`] counts what peers sent that was refused, and
 //! [`inject`] makes this side send such messages, for tests.
 
 pub(crate) mod cdc;
 pub(crate) mod close;
 pub(crate) mod conn;
+pub(crate) mod info;
 pub(crate) mod inject;
 pub(crate) mod keepalive;
 pub(crate) mod lgr;

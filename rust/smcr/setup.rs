@@ -143,6 +143,18 @@ impl LgrRegistry {
         Ok(())
     }
 
+    /// The live link groups, for operators' listings.
+    pub(crate) fn link_groups(&self) -> Result<KVec<Arc<LinkGroup>>> {
+        let lgrs = self.lgrs.lock();
+        let mut out = KVec::with_capacity(MAX_LGRS, GFP_KERNEL)?;
+        for l in lgrs.iter().flatten() {
+            if l.state() != LinkState::Down {
+                out.push(l.clone(), GFP_KERNEL)?;
+            }
+        }
+        Ok(out)
+    }
+
     /// Ends the link groups on `dev` (it goes away): their queue pairs and
     /// buffers go now; the peers see the link fail.
     fn end_on_device(&self, dev: &SmcIbDevice) {
@@ -217,6 +229,17 @@ impl DeviceUsers for LgrRegistry {
     }
 }
 
+/// A new link group id: random, with the low-order byte of its host-order
+/// word zero, as upstream's ids (multiples of 256; operators' tools mask
+/// that byte, where upstream numbers the links).
+fn new_lgr_id() -> [u8; 4] {
+    let mut id = [0u8; 4];
+    random::fill(&mut id);
+    let word = u32::from_ne_bytes(id) & !0xff;
+    // Never 0: operators' tools read 0 as "no id given".
+    (if word == 0 { 0x100 } else { word }).to_ne_bytes()
+}
+
 /// Tokens name connections in CDC messages; never 0.
 static NEXT_TOKEN: AtomicU32 = AtomicU32::new(1);
 
@@ -255,8 +278,14 @@ pub(crate) fn client_accept(
             psn: a.psn,
             mtu: a.qp_mtu,
         };
-        let lgr = LinkGroup::new(Role::Client, [0; 4], dev.clone(), peer)
+        // Our own id for it (the server's never reaches us).
+        let lgr = LinkGroup::new(Role::Client, new_lgr_id(), dev.clone(), peer)
             .map_err(|_| DeclineReason::Other(DECL_ERR_RDYLNK))?;
+        lgr.record_peer(
+            a,
+            a.eid,
+            a.fce.map_or((0, 0), |f| (f.max_conns, f.max_links)),
+        );
         if lgr.connect_qp().is_err() {
             lgr.terminate();
             return Err(DeclineReason::Other(DECL_ERR_RDYLNK));
@@ -437,8 +466,7 @@ pub(crate) fn server_accept(
             (l, false)
         }
         None => {
-            let mut id = [0u8; 4];
-            random::fill(&mut id);
+            let id = new_lgr_id();
             let peer = PeerLink {
                 systemid: p.systemid,
                 gid: p.gid,
@@ -523,6 +551,8 @@ pub(crate) fn server_confirm(
 ) -> core::result::Result<(), DeclineReason> {
     let lgr = &sc.conn.lgr;
     if sc.first_contact {
+        let limits = sc.accept.fce.map_or((0, 0), |f| (f.max_conns, f.max_links));
+        lgr.record_peer(c, sc.accept.eid, limits);
         lgr.set_peer_qp(c.qpn, c.psn, c.local.mac, c.qp_mtu);
         if lgr.connect_qp().is_err() {
             return Err(DeclineReason::Other(DECL_ERR_RDYLNK));

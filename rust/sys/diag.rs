@@ -8,6 +8,7 @@ use super::bindings;
 use super::errno::EMSGSIZE;
 use super::registration::for_each_sock;
 use super::sock::{SmcSk, SockState};
+use crate::smcr::info::{ConnDiag, LinkDiag};
 use core::ffi::c_int;
 use core::marker::PhantomData;
 use kernel::error::Result;
@@ -23,12 +24,35 @@ pub(crate) struct DiagInfo {
     pub(crate) fallback_reason: u32,
     /// What the peer's decline said.
     pub(crate) peer_diagnosis: u32,
+    /// The SMC-R connection's buffers and cursors, when asked for and
+    /// there is one (`SMC_DIAG_CONNINFO`).
+    pub(crate) conn: Option<ConnDiag>,
+    /// Its link, when asked for and the link group is live
+    /// (`SMC_DIAG_LGRINFO`).
+    pub(crate) link: Option<LinkDiag>,
+}
+
+/// The extensions a request asks for (`smc_diag_req::diag_ext`).
+#[derive(Clone, Copy)]
+pub(crate) struct DiagExt(u8);
+
+impl DiagExt {
+    /// `SMC_DIAG_CONNINFO` is asked for.
+    pub(crate) fn conninfo(self) -> bool {
+        self.0 & (1 << (bindings::SMC_DIAG_CONNINFO - 1)) != 0
+    }
+
+    /// `SMC_DIAG_LGRINFO` is asked for.
+    pub(crate) fn lgrinfo(self) -> bool {
+        self.0 & (1 << (bindings::SMC_DIAG_LGRINFO - 1)) != 0
+    }
 }
 
 /// A protocol whose sockets sock_diag can list.
 pub(crate) trait SockDiag: SockState {
-    /// The socket's diagnostic state; called with softirqs off: no sleeping.
-    fn diag_info(&self) -> DiagInfo;
+    /// The socket's diagnostic state, with the extensions `ext` asks for;
+    /// called with softirqs off: no sleeping.
+    fn diag_info(&self, ext: DiagExt) -> DiagInfo;
 }
 
 /// The registered sock_diag handler; unregisters on drop.
@@ -117,7 +141,20 @@ unsafe extern "C" fn dump_trampoline<S: SockDiag>(
             (*cb).__bindgen_anon_1.args[0].max(0) as usize,
         )
     };
-    let done = for_each_sock(net, skip, |sk| fill::<S>(skb, cb, sk));
+    // SAFETY: the dump's request: its header, and its payload as far as
+    // its length says (sock_diag checked the header's).
+    let ext = unsafe {
+        let nlh = (*cb).nlh;
+        let payload = ((*nlh).nlmsg_len as usize).saturating_sub(NLMSG_HDRLEN);
+        if payload >= core::mem::size_of::<bindings::smc_diag_req>() {
+            let req = bindings::smc_rs_nlmsg_data(nlh).cast::<bindings::smc_diag_req>();
+            DiagExt((*req).diag_ext)
+        } else {
+            // A short request asks for nothing more (upstream reads past it).
+            DiagExt(0)
+        }
+    };
+    let done = for_each_sock(net, skip, |sk| fill::<S>(skb, cb, sk, ext));
     // SAFETY: as above.
     unsafe {
         (*cb).__bindgen_anon_1.args[0] = done as _;
@@ -130,6 +167,7 @@ fn fill<S: SockDiag>(
     skb: *mut bindings::sk_buff,
     cb: *mut bindings::netlink_callback,
     sk: *mut bindings::sock,
+    ext: DiagExt,
 ) -> Result {
     // The socket is listed, so alive, with its state (see `for_each_sock`);
     // `skb` and `cb` are the dump's.
@@ -151,7 +189,7 @@ fn fill<S: SockDiag>(
         r.write(core::mem::zeroed());
         (*r).diag_family = (*sk).__sk_common.skc_family as u8;
         bindings::sock_diag_save_cookie(sk, (*r).id.idiag_cookie.as_mut_ptr());
-        let info = smc.state().diag_info();
+        let info = smc.state().diag_info(ext);
         let tcp = smc.state().clcsock().sk().as_raw();
         let c = &(*tcp).__sk_common;
         (*r).id.idiag_sport = c.__bindgen_anon_3.__bindgen_anon_1.skc_num.to_be();
@@ -187,12 +225,13 @@ fn fill<S: SockDiag>(
             1,
             (&shutdown as *const u8).cast(),
         ) == 0
-            && bindings::nla_put(
-                skb,
-                bindings::SMC_DIAG_FALLBACK as c_int,
-                core::mem::size_of::<bindings::smc_diag_fallback>() as c_int,
-                (&fallback as *const bindings::smc_diag_fallback).cast(),
-            ) == 0;
+            && put_struct(skb, bindings::SMC_DIAG_FALLBACK, &fallback)
+            && info.conn.as_ref().map_or(true, |c| {
+                put_struct(skb, bindings::SMC_DIAG_CONNINFO, &conninfo(c))
+            })
+            && info.link.as_ref().map_or(true, |l| {
+                put_struct(skb, bindings::SMC_DIAG_LGRINFO, &lgrinfo(l))
+            });
         if !ok {
             bindings::smc_rs_nlmsg_cancel(skb, nlh);
             return Err(EMSGSIZE.into());
@@ -200,4 +239,78 @@ fn fill<S: SockDiag>(
         bindings::smc_rs_nlmsg_end(skb, nlh);
     }
     Ok(())
+}
+
+/// `NLMSG_HDRLEN`: the aligned netlink message header.
+const NLMSG_HDRLEN: usize = core::mem::size_of::<bindings::nlmsghdr>();
+
+/// Adds attribute `attr` holding the bytes of `value` (a plain C struct);
+/// false when the buffer is full.
+fn put_struct<T>(skb: *mut bindings::sk_buff, attr: u32, value: &T) -> bool {
+    // SAFETY: a live reply buffer (the dump's); `value` is readable for its
+    // size, and its bytes are initialised (the structs are built whole,
+    // from zero, below).
+    unsafe {
+        bindings::nla_put(
+            skb,
+            attr as c_int,
+            core::mem::size_of::<T>() as c_int,
+            (value as *const T).cast(),
+        ) == 0
+    }
+}
+
+/// A cursor as smc_diag reports it.
+fn cursor(c: crate::wire::cursor::Cursor) -> bindings::smc_diag_cursor {
+    bindings::smc_diag_cursor {
+        reserved: 0,
+        wrap: c.wrap,
+        count: c.count,
+    }
+}
+
+/// `struct smc_diag_conninfo` of a connection.
+fn conninfo(c: &ConnDiag) -> bindings::smc_diag_conninfo {
+    bindings::smc_diag_conninfo {
+        token: c.token,
+        sndbuf_size: c.sndbuf_size,
+        rmbe_size: c.rmbe_size,
+        peer_rmbe_size: c.peer_rmbe_size,
+        rx_prod: cursor(c.rx_prod),
+        rx_cons: cursor(c.rx_cons),
+        tx_prod: cursor(c.tx_prod),
+        tx_cons: cursor(c.tx_cons),
+        rx_prod_flags: c.rx_prod_flags,
+        rx_conn_state_flags: c.rx_conn_state_flags,
+        tx_prod_flags: c.tx_prod_flags,
+        tx_conn_state_flags: c.tx_conn_state_flags,
+        tx_prep: cursor(c.tx_prep),
+        tx_sent: cursor(c.tx_sent),
+        tx_fin: cursor(c.tx_fin),
+    }
+}
+
+/// `struct smc_diag_lgrinfo` of a link (padding bytes zero).
+fn lgrinfo(l: &LinkDiag) -> bindings::smc_diag_lgrinfo {
+    let mut link = bindings::smc_diag_linkinfo {
+        link_id: l.link_id,
+        ibname: [0; 64],
+        ibport: l.ibport,
+        gid: [0; 40],
+        peer_gid: [0; 40],
+    };
+    copy_into(&mut link.ibname, &l.ibname);
+    copy_into(&mut link.gid, &l.gid);
+    copy_into(&mut link.peer_gid, &l.peer_gid);
+    bindings::smc_diag_lgrinfo {
+        lnk: [link],
+        role: l.role,
+    }
+}
+
+/// Copies as much of `src` as fits into `dst`.
+fn copy_into(dst: &mut [u8], src: &[u8]) {
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d = *s;
+    }
 }

@@ -254,6 +254,20 @@ impl<F: GenlFamily> GenlDump<'_, F> {
         unsafe { &mut (*self.cb).__bindgen_anon_1.args }
     }
 
+    /// Runs `fill`, which adds messages; when it fails, every message it
+    /// added is taken back (a group of messages that goes whole or not).
+    pub(crate) fn group(&mut self, fill: impl FnOnce(&mut Self) -> Result) -> Result {
+        // SAFETY: `skb` is live for the call.
+        let mark = unsafe { bindings::smc_rs_skb_len(self.skb) };
+        let r = fill(self);
+        if r.is_err() {
+            // SAFETY: as above; `mark` is not beyond the buffer's length,
+            // which only grew since.
+            unsafe { bindings::smc_rs_skb_trim(self.skb, mark) };
+        }
+        r
+    }
+
     /// Adds one message of command `cmd` (flagged `NLM_F_MULTI`) built by
     /// `fill`. `EMSGSIZE` when the buffer is full: the message is taken
     /// back and the caller stops, to go on in the next call.
@@ -356,6 +370,16 @@ impl GenlMessage<'_> {
             Ok(v32) => self.put_u32(attr, v32),
             Err(_) => self.put(attr, &v.to_ne_bytes()),
         }
+    }
+
+    /// Adds a string attribute: `text` up to its first NUL, then a NUL
+    /// (`nla_put_string`).
+    pub(crate) fn put_str(&mut self, attr: u16, text: &[u8]) -> Result {
+        let len = text.iter().position(|b| *b == 0).unwrap_or(text.len());
+        let mut buf = [0u8; 65];
+        let dst = buf.get_mut(..len).ok_or(EINVAL)?;
+        dst.copy_from_slice(text.get(..len).ok_or(EINVAL)?);
+        self.put(attr, buf.get(..=len).ok_or(EINVAL)?)
     }
 
     /// Adds a nested attribute `attr` filled by `fill`; taken back whole

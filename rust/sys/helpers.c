@@ -278,6 +278,16 @@ unsigned int smc_rs_skb_len(const struct sk_buff *skb)
 	return skb->len;
 }
 
+void smc_rs_skb_trim(struct sk_buff *skb, unsigned int len)
+{
+	skb_trim(skb, len);
+}
+
+u64 smc_rs_net_cookie(const struct net *net)
+{
+	return net->net_cookie;
+}
+
 void smc_rs_sk_add_node(struct sock *sk, struct hlist_head *list)
 {
 	sk_add_node(sk, list);

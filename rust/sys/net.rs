@@ -43,6 +43,12 @@ impl Net {
     pub(crate) fn id(&self) -> usize {
         self.as_raw() as usize
     }
+
+    /// The namespace's cookie (`net->net_cookie`), as netlink reports it.
+    pub(crate) fn cookie(&self) -> u64 {
+        // SAFETY: a live namespace (type invariant).
+        unsafe { bindings::smc_rs_net_cookie(self.as_raw()) }
+    }
 }
 
 // SAFETY: `get_net`/`put_net` keep the namespace alive while the count is

@@ -3,9 +3,10 @@
 //! `smcr` and `smcd`: upstream smc-tools builds both from one `smc.c`
 //! (`-DSMCR`, `-DSMCD`); they differ in their name, their usage text and
 //! `seid` (SMC-D only). Both talk to the SMC generic netlink family
-//! (`SMC_GEN_NETLINK`). This version serves `ueid` ([`ueid`]), `info`
-//! ([`info`]) and `stats` ([`stats`]); the other objects say that they are
-//! not supported yet.
+//! (`SMC_GEN_NETLINK`). This version serves `device` ([`device`]),
+//! `linkgroup` ([`linkgroup`]), `ueid` ([`ueid`]), `info` ([`info`]) and
+//! `stats` ([`stats`]); the other objects say that they are not supported
+//! yet.
 //!
 //! The command line is read as upstream's `main()` and `run_cmd()` read it
 //! (smc-tools 1.8.x `smc.c`, `util.c`): options first, each one a prefix of
@@ -22,7 +23,9 @@
 //! that it is tested on hand-laid netlink datagrams; [`main`] gives it the
 //! socket, stdout and stderr.
 
+pub mod device;
 pub mod info;
+pub mod linkgroup;
 pub mod stats;
 pub mod ueid;
 
@@ -71,9 +74,9 @@ pub enum Flavor {
 /// The objects of upstream's `cmds[]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Object {
-    /// `device`: not supported yet.
+    /// `device`.
     Device,
-    /// `linkgroup`: not supported yet.
+    /// `linkgroup`.
     Linkgroup,
     /// `info`.
     Info,
@@ -473,6 +476,12 @@ where
         }
         Lookup::Found(Object::Ueid) => ueid::invoke(flavor, sub, &mut family, o),
         Lookup::Found(Object::Info) => info::invoke(flavor, sub, &mut family, o),
+        Lookup::Found(Object::Device) if flavor == Flavor::Smcr => {
+            device::invoke(flavor, detail, sub, &mut family, o)
+        }
+        Lookup::Found(Object::Linkgroup) if flavor == Flavor::Smcr => {
+            linkgroup::invoke(flavor, detail, sub, &mut family, o)
+        }
         Lookup::Found(Object::Stats) => {
             stats::invoke(flavor, detail, sub, &mut family, stats_cache, o)
         }

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The SMC-R listings of the SMC generic netlink family: link groups
+//! (`SMC_NETLINK_GET_LGR_SMCR`), link groups with their links
+//! (`SMC_NETLINK_GET_LINK_SMCR`) and RDMA devices
+//! (`SMC_NETLINK_GET_DEV_SMCR`), with upstream's attributes and values.
+//! The cursor's first word is the index of the next link group or device,
+//! as upstream's `pos[0]`.
+
+use super::SmcNetlink;
+use crate::ib::info::{devices, DeviceInfo};
+use crate::smcr::info::{gid_text, LGR_SMC_VERSION, LGR_TYPE_SINGLE};
+use crate::smcr::lgr::{LinkGroup, LinkState};
+use crate::sys::bindings as b;
+use crate::sys::genl::{GenlDump, GenlMessage};
+use core::ffi::c_long;
+use kernel::prelude::*;
+use kernel::sync::Arc;
+
+/// The live link groups of this host (none before SMC-R started).
+fn link_groups() -> Result<KVec<Arc<LinkGroup>>> {
+    match crate::clc::registry() {
+        Some(reg) => reg.link_groups(),
+        None => Ok(KVec::new()),
+    }
+}
+
+/// Where the dump goes on: the cursor's first word.
+fn position(dump: &mut GenlDump<'_, SmcNetlink>) -> usize {
+    usize::try_from(dump.cursor()[0]).unwrap_or(0)
+}
+
+/// `SMC_NETLINK_GET_LGR_SMCR` (`links` false) and
+/// `SMC_NETLINK_GET_LINK_SMCR` (`links` true: each link group's message is
+/// followed by one per link, the group going whole into one reply).
+pub(super) fn dump_link_groups(dump: &mut GenlDump<'_, SmcNetlink>, links: bool) -> Result {
+    let lgrs = link_groups()?;
+    let cookie = dump.net().cookie();
+    let start = position(dump);
+    for (i, lgr) in lgrs.iter().enumerate().skip(start) {
+        let r = dump.group(|d| {
+            d.message(b::SMC_NETLINK_GET_LGR_SMCR as u8, |m| {
+                m.nest(b::SMC_GEN_LGR_SMCR as u16, |m| fill_lgr(m, lgr, cookie))
+            })?;
+            if links && lgr.state() == LinkState::Active {
+                d.message(b::SMC_NETLINK_GET_LINK_SMCR as u8, |m| {
+                    m.nest(b::SMC_GEN_LINK_SMCR as u16, |m| fill_link(m, lgr))
+                })?;
+            }
+            Ok(())
+        });
+        if let Err(e) = r {
+            dump.cursor()[0] = i as c_long;
+            return Err(e);
+        }
+    }
+    dump.cursor()[0] = lgrs.len().max(start) as c_long;
+    Ok(())
+}
+
+/// The attributes of `SMC_GEN_LGR_SMCR`, in upstream's order.
+fn fill_lgr(m: &mut GenlMessage<'_>, lgr: &LinkGroup, cookie: u64) -> Result {
+    let about = lgr.about();
+    let (sndbufs, rmbs) = lgr.allocated_bytes();
+    m.put_u32(b::SMC_NLA_LGR_R_ID as u16, lgr.id_word())?;
+    m.put_u32(b::SMC_NLA_LGR_R_CONNS_NUM as u16, lgr.conn_count() as u32)?;
+    m.put_u8(b::SMC_NLA_LGR_R_ROLE as u16, lgr.role_number())?;
+    m.put_u8(b::SMC_NLA_LGR_R_TYPE as u16, LGR_TYPE_SINGLE)?;
+    // Physically contiguous buffers (`SMCR_PHYS_CONT_BUFS`).
+    m.put_u8(b::SMC_NLA_LGR_R_BUF_TYPE as u16, 0)?;
+    m.put_u8(b::SMC_NLA_LGR_R_VLAN_ID as u16, 0)?;
+    m.put_u64(
+        b::SMC_NLA_LGR_R_NET_COOKIE as u16,
+        cookie,
+        b::SMC_NLA_LGR_R_PAD as u16,
+    )?;
+    // No PNETID (no PNET table, no hardware PNETID).
+    m.put_str(b::SMC_NLA_LGR_R_PNETID as u16, b"")?;
+    m.put_uint(b::SMC_NLA_LGR_R_SNDBUF_ALLOC as u16, sndbufs)?;
+    m.put_uint(b::SMC_NLA_LGR_R_RMB_ALLOC as u16, rmbs)?;
+    m.nest(b::SMC_NLA_LGR_R_V2_COMMON as u16, |m| {
+        m.put_u8(b::SMC_NLA_LGR_V2_VER as u16, LGR_SMC_VERSION)?;
+        m.put_u8(b::SMC_NLA_LGR_V2_REL as u16, about.peer_release)?;
+        m.put_u8(b::SMC_NLA_LGR_V2_OS as u16, about.peer_os)?;
+        m.put_str(b::SMC_NLA_LGR_V2_PEER_HOST as u16, &about.peer_hostname)?;
+        m.put_str(b::SMC_NLA_LGR_V2_NEG_EID as u16, &about.negotiated_eid)
+    })?;
+    m.nest(b::SMC_NLA_LGR_R_V2 as u16, |m| {
+        m.put_u8(
+            b::SMC_NLA_LGR_R_V2_DIRECT as u16,
+            u8::from(!lgr.dev.uses_gateway),
+        )?;
+        m.put_u8(b::SMC_NLA_LGR_R_V2_MAX_CONNS as u16, about.max_conns)?;
+        m.put_u8(b::SMC_NLA_LGR_R_V2_MAX_LINKS as u16, about.max_links)
+    })
+}
+
+/// The attributes of `SMC_GEN_LINK_SMCR`, in upstream's order.
+fn fill_link(m: &mut GenlMessage<'_>, lgr: &LinkGroup) -> Result {
+    let about = lgr.about();
+    let ifindex = lgr
+        .dev
+        .device
+        .ib()
+        .gid(lgr.dev.port, lgr.dev.gid_index)
+        .map_or(0, |g| u32::try_from(g.ifindex).unwrap_or(0));
+    m.put_u8(b::SMC_NLA_LINK_ID as u16, lgr.link_id())?;
+    m.put_u32(b::SMC_NLA_LINK_STATE as u16, lgr.link_state_number())?;
+    m.put_u32(b::SMC_NLA_LINK_CONN_CNT as u16, lgr.conn_count() as u32)?;
+    m.put_u8(b::SMC_NLA_LINK_IB_PORT as u16, lgr.dev.port as u8)?;
+    m.put_u32(b::SMC_NLA_LINK_NET_DEV as u16, ifindex)?;
+    m.put_str(b::SMC_NLA_LINK_IB_DEV as u16, &lgr.ibname())?;
+    m.put_u32(
+        b::SMC_NLA_LINK_UID as u16,
+        u32::from_ne_bytes(about.link_uid),
+    )?;
+    m.put_u32(
+        b::SMC_NLA_LINK_PEER_UID as u16,
+        u32::from_ne_bytes(about.peer_link_uid),
+    )?;
+    m.put_str(b::SMC_NLA_LINK_GID as u16, &gid_text(&lgr.dev.gid))?;
+    m.put_str(b::SMC_NLA_LINK_PEER_GID as u16, &gid_text(&lgr.peer().gid))
+}
+
+/// `SMC_NETLINK_GET_DEV_SMCR`: one message per RDMA device.
+pub(super) fn dump_devices(dump: &mut GenlDump<'_, SmcNetlink>) -> Result {
+    let devs = devices()?;
+    let lgrs = link_groups()?;
+    let start = position(dump);
+    for (i, dev) in devs.iter().enumerate().skip(start) {
+        let r = dump.message(b::SMC_NETLINK_GET_DEV_SMCR as u8, |m| {
+            m.nest(b::SMC_GEN_DEV_SMCR as u16, |m| fill_device(m, dev, &lgrs))
+        });
+        if let Err(e) = r {
+            dump.cursor()[0] = i as c_long;
+            return Err(e);
+        }
+    }
+    dump.cursor()[0] = devs.len().max(start) as c_long;
+    Ok(())
+}
+
+/// Upstream's `SMC_MAX_PORTS`: port attributes `SMC_NLA_DEV_PORT` and
+/// `SMC_NLA_DEV_PORT2`.
+const MAX_PORTS: u32 = 2;
+
+/// The attributes of `SMC_GEN_DEV_SMCR`, in upstream's order. A device
+/// without a PCI parent (rxe) has no PCI attributes, as upstream's.
+fn fill_device(m: &mut GenlMessage<'_>, dev: &DeviceInfo, lgrs: &[Arc<LinkGroup>]) -> Result {
+    let on_dev = |l: &&Arc<LinkGroup>| {
+        core::ptr::eq(&*l.dev.device, &*dev.device) && l.state() == LinkState::Active
+    };
+    // A single link group on the device would lose its only link with it.
+    let critical = lgrs.iter().any(|l| on_dev(&l));
+    m.put_u8(b::SMC_NLA_DEV_IS_CRIT as u16, u8::from(critical))?;
+    m.put_str(b::SMC_NLA_DEV_IB_NAME as u16, &dev.name)?;
+    for p in dev
+        .ports
+        .iter()
+        .filter(|p| (1..=MAX_PORTS).contains(&p.number))
+    {
+        let links = lgrs
+            .iter()
+            .filter(on_dev)
+            .filter(|l| l.dev.port == p.number)
+            .count();
+        let attr = b::SMC_NLA_DEV_PORT + p.number - 1;
+        m.nest(attr as u16, |m| {
+            m.put_u8(b::SMC_NLA_DEV_PORT_PNET_USR as u16, 0)?;
+            m.put_str(b::SMC_NLA_DEV_PORT_PNETID as u16, &p.pnetid)?;
+            m.put_u32(b::SMC_NLA_DEV_PORT_NETDEV as u16, p.ifindex)?;
+            m.put_u8(b::SMC_NLA_DEV_PORT_VALID as u16, 1)?;
+            m.put_u8(b::SMC_NLA_DEV_PORT_STATE as u16, u8::from(p.active))?;
+            m.put_u32(b::SMC_NLA_DEV_PORT_LNK_CNT as u16, links as u32)
+        })?;
+    }
+    Ok(())
+}

@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What operators see of SMC-R: a connection's buffers and cursors
+//! (smc_diag's `SMC_DIAG_CONNINFO`), its link (`SMC_DIAG_LGRINFO`), and a
+//! link group with its link as the SMC generic netlink family lists them.
+//! Everything here only reads; values are numbered as upstream numbers
+//! them, so upstream's tools read them unchanged.
+
+use super::conn::{cursor_of, Conn};
+use super::lgr::{LinkGroup, LinkState, Role};
+use crate::sys::sync::SpinLockBh;
+use crate::wire::clc::SmcrAcceptConfirm;
+use crate::wire::cursor::Cursor;
+use core::sync::atomic::Ordering;
+use kernel::prelude::*;
+
+/// `IB_DEVICE_NAME_MAX`: bytes of an RDMA device name, NUL included.
+pub(crate) const IBNAME_LEN: usize = 64;
+/// Upstream's `SMC_LGR_SINGLE`: one link, no second one possible.
+pub(crate) const LGR_TYPE_SINGLE: u8 = 1;
+/// Upstream's `enum smc_link_state`.
+const LINK_INACTIVE: u32 = 1;
+const LINK_ACTIVATING: u32 = 2;
+const LINK_ACTIVE: u32 = 3;
+/// The SMC version of every link group here.
+pub(crate) const LGR_SMC_VERSION: u8 = 2;
+
+/// What a link group learned of its peer and its link's identity in the
+/// handshakes (upstream keeps these in `struct smc_link_group` and
+/// `struct smc_link`).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct LgrAbout {
+    /// Our link's user id (from our CONFIRM LINK).
+    pub(crate) link_uid: [u8; 4],
+    /// The peer's link user id (from its CONFIRM LINK).
+    pub(crate) peer_link_uid: [u8; 4],
+    /// The peer's SMC release.
+    pub(crate) peer_release: u8,
+    /// The peer's operating system type.
+    pub(crate) peer_os: u8,
+    /// The peer's host name, blank padded.
+    pub(crate) peer_hostname: [u8; 32],
+    /// The UEID both sides agreed on, blank padded.
+    pub(crate) negotiated_eid: [u8; 32],
+    /// Connections and links the link group may carry (first contact).
+    pub(crate) max_conns: u8,
+    pub(crate) max_links: u8,
+}
+
+/// A new, empty record for [`LinkGroup`]'s `about`.
+pub(crate) fn new_about() -> impl PinInit<SpinLockBh<LgrAbout>> {
+    crate::sys::sync::new_spinlock_bh!(LgrAbout::default(), "LinkGroup::about")
+}
+
+impl LinkGroup {
+    /// The CONFIRM LINK exchange gave both link user ids.
+    pub(crate) fn record_link_uids(&self, ours: [u8; 4], peer: [u8; 4]) {
+        let mut a = self.about.lock();
+        a.link_uid = ours;
+        a.peer_link_uid = peer;
+    }
+
+    /// A first contact's CLC message from the peer (the server's Accept,
+    /// the client's Confirm) tells who the peer is; `eid` is the UEID the
+    /// two agreed on, `limits` the link group's maximums.
+    pub(crate) fn record_peer(&self, msg: &SmcrAcceptConfirm, eid: [u8; 32], limits: (u8, u8)) {
+        let mut a = self.about.lock();
+        if let Some(fce) = msg.fce.as_ref() {
+            a.peer_release = fce.release;
+            a.peer_os = fce.os_type;
+            a.peer_hostname = fce.hostname;
+        }
+        a.negotiated_eid = eid;
+        (a.max_conns, a.max_links) = limits;
+    }
+
+    /// The record of the handshakes.
+    pub(crate) fn about(&self) -> LgrAbout {
+        *self.about.lock()
+    }
+
+    /// The link id (link number) the server gave.
+    pub(crate) fn link_id(&self) -> u8 {
+        self.link_num.load(Ordering::Relaxed)
+    }
+
+    /// The link group id as upstream reports it: its four bytes read as a
+    /// host-order word.
+    pub(crate) fn id_word(&self) -> u32 {
+        u32::from_ne_bytes(self.id)
+    }
+
+    /// `SMC_LGR_ROLE`-style number: 0 client, 1 server.
+    pub(crate) fn role_number(&self) -> u8 {
+        match self.role {
+            Role::Client => 0,
+            Role::Server => 1,
+        }
+    }
+
+    /// The link's state as upstream's `enum smc_link_state`.
+    pub(crate) fn link_state_number(&self) -> u32 {
+        match self.state() {
+            LinkState::Activating => LINK_ACTIVATING,
+            LinkState::Active => LINK_ACTIVE,
+            LinkState::Down => LINK_INACTIVE,
+        }
+    }
+
+    /// The RDMA device's name, NUL terminated and padded.
+    pub(crate) fn ibname(&self) -> [u8; IBNAME_LEN] {
+        let mut out = [0u8; IBNAME_LEN];
+        let name = self.dev.device.ib().name().to_bytes();
+        for (o, b) in out.iter_mut().take(IBNAME_LEN - 1).zip(name) {
+            *o = *b;
+        }
+        out
+    }
+
+    /// Bytes of send buffers and RMBs the link group holds (in use by its
+    /// connections and kept in its pool). Process context.
+    pub(crate) fn allocated_bytes(&self) -> (u64, u64) {
+        let (mut sndbufs, mut rmbs) = (0u64, 0u64);
+        self.conns.lock().for_each(|c| {
+            sndbufs += u64::from(c.sndbuf_size());
+            rmbs += u64::from(c.rmb_size());
+        });
+        for (rmb, sndbuf) in self.pool.lock().iter().flatten() {
+            rmbs += rmb.buf().len() as u64;
+            sndbufs += sndbuf.buf().len() as u64;
+        }
+        (sndbufs, rmbs)
+    }
+}
+
+/// smc_diag's `struct smc_diag_conninfo`, in our terms.
+pub(crate) struct ConnDiag {
+    pub(crate) token: u32,
+    pub(crate) sndbuf_size: u32,
+    pub(crate) rmbe_size: u32,
+    pub(crate) peer_rmbe_size: u32,
+    /// The peer's cursors in the last CDC message received: its producer
+    /// in our RMB, its consumer in its own.
+    pub(crate) rx_prod: Cursor,
+    pub(crate) rx_cons: Cursor,
+    /// Our cursors in the last CDC message sent.
+    pub(crate) tx_prod: Cursor,
+    pub(crate) tx_cons: Cursor,
+    pub(crate) rx_prod_flags: u8,
+    pub(crate) rx_conn_state_flags: u8,
+    pub(crate) tx_prod_flags: u8,
+    pub(crate) tx_conn_state_flags: u8,
+    /// Send buffer cursors: filled by the application, written to the
+    /// peer, confirmed by the device.
+    pub(crate) tx_prep: Cursor,
+    pub(crate) tx_sent: Cursor,
+    pub(crate) tx_fin: Cursor,
+}
+
+impl Conn {
+    /// The connection's buffers and cursors. Any context.
+    pub(crate) fn diag(&self) -> ConnDiag {
+        let (rmb, snd) = (self.rmb_size(), self.sndbuf_size());
+        let sh = self.shared.lock();
+        ConnDiag {
+            token: self.token,
+            sndbuf_size: snd,
+            rmbe_size: rmb,
+            peer_rmbe_size: sh.peer.size,
+            rx_prod: sh.rx_prod_curs,
+            rx_cons: sh.peer_cons_curs,
+            tx_prod: cursor_of(sh.tx_prod, sh.peer.size),
+            tx_cons: cursor_of(sh.rx_cons_sent, rmb),
+            rx_prod_flags: sh.peer_flags.to_byte(),
+            rx_conn_state_flags: sh.peer_state.to_byte(),
+            // The producer flags we sent are not kept.
+            tx_prod_flags: 0,
+            tx_conn_state_flags: sh.sent_state.to_byte(),
+            tx_prep: cursor_of(sh.tx_copied, snd),
+            tx_sent: cursor_of(sh.tx_prod, snd),
+            tx_fin: cursor_of(sh.tx_fin, snd),
+        }
+    }
+}
+
+/// smc_diag's `struct smc_diag_lgrinfo` (its one link), in our terms.
+pub(crate) struct LinkDiag {
+    pub(crate) link_id: u8,
+    pub(crate) ibname: [u8; IBNAME_LEN],
+    pub(crate) ibport: u8,
+    /// GIDs as text, `smc_gid_be16_convert`'s format, NUL terminated.
+    pub(crate) gid: [u8; GID_TEXT_LEN],
+    pub(crate) peer_gid: [u8; GID_TEXT_LEN],
+    pub(crate) role: u8,
+}
+
+impl LinkGroup {
+    /// The link of a live link group (`None` once it went down). Any
+    /// context.
+    pub(crate) fn link_diag(&self) -> Option<LinkDiag> {
+        if self.state() == LinkState::Down {
+            return None;
+        }
+        Some(LinkDiag {
+            link_id: self.link_id(),
+            ibname: self.ibname(),
+            ibport: self.dev.port as u8,
+            gid: gid_text(&self.dev.gid),
+            peer_gid: gid_text(&self.peer().gid),
+            role: self.role_number(),
+        })
+    }
+}
+
+/// Bytes of a GID as text: eight groups of four hex digits, seven colons
+/// and a NUL.
+pub(crate) const GID_TEXT_LEN: usize = 40;
+
+/// A GID as upstream's `smc_gid_be16_convert` writes it:
+/// `%04x:%04x:...` of its eight big-endian 16-bit words.
+pub(crate) fn gid_text(gid: &[u8; 16]) -> [u8; GID_TEXT_LEN] {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = [0u8; GID_TEXT_LEN];
+    let mut at = 0;
+    for (i, b) in gid.iter().enumerate() {
+        if i > 0 && i % 2 == 0 {
+            if let Some(o) = out.get_mut(at) {
+                *o = b':';
+            }
+            at += 1;
+        }
+        for nibble in [b >> 4, b & 0xf] {
+            if let (Some(o), Some(h)) = (out.get_mut(at), HEX.get(usize::from(nibble))) {
+                *o = *h;
+            }
+            at += 1;
+        }
+    }
+    out
+}

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Holds one AF_SMC connection to an smc_echo server open while operators'
+tools look at it, then completes one echo over it.
+
+    smcr_hold.py PEER PORT READY_FILE GO_FILE...
+
+Connects (AF_SMC, IPv4), sends the 8-byte echo length, creates
+READY_FILE, waits (up to 300 s) until every GO_FILE exists, sends the
+payload, checks the echo and exits 0."""
+import ctypes
+import errno
+import os
+import socket
+import struct
+import sys
+import time
+
+AF_SMC = 43
+PAYLOAD = bytes(range(256)) * 16
+
+libc = ctypes.CDLL(None, use_errno=True)
+
+
+def connect(peer, port):
+    """An AF_SMC connection to PEER:PORT, retried for 90 s while the server
+    is not listening yet."""
+    addr = struct.pack("=H", socket.AF_INET) + struct.pack("!H", port) + \
+        socket.inet_aton(peer) + bytes(8)
+    deadline = time.time() + 90
+    while True:
+        s = socket.socket(AF_SMC, socket.SOCK_STREAM, 0)
+        if libc.connect(s.fileno(), addr, len(addr)) == 0:
+            return s
+        err = ctypes.get_errno()
+        s.close()
+        if time.time() > deadline or err not in (errno.ECONNREFUSED, errno.ETIMEDOUT,
+                                                 errno.EHOSTUNREACH):
+            raise OSError(err, "connect: " + os.strerror(err))
+        time.sleep(0.5)
+
+
+def main():
+    peer, port, ready, go = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
+    s = connect(peer, port)
+    s.sendall(struct.pack("!Q", len(PAYLOAD)))
+    with open(ready, "w") as f:
+        f.write("held\n")
+    deadline = time.time() + 300
+    while not all(os.path.exists(g) for g in go):
+        if time.time() > deadline:
+            print("smcr_hold: nobody said go", file=sys.stderr)
+            return 1
+        time.sleep(0.2)
+    s.sendall(PAYLOAD)
+    got = b""
+    while len(got) < len(PAYLOAD):
+        chunk = s.recv(len(PAYLOAD) - len(got))
+        if not chunk:
+            break
+        got += chunk
+    s.close()
+    if got != PAYLOAD:
+        print("smcr_hold: echo differs (%d bytes back)" % len(got), file=sys.stderr)
+        return 1
+    print("smcr_hold: held and echoed %d bytes" % len(PAYLOAD))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
