@@ -102,7 +102,7 @@ pub(crate) struct SmcLocked {
 impl SockDiag for SmcSock {
     fn diag_info(&self, ext: DiagExt) -> DiagInfo {
         let reason = self.fallback_reason.load(Ordering::Relaxed);
-        let (conn, link) = {
+        let (conn, link, state) = {
             // The socket's reference keeps the connection while the lock
             // is held: nothing is dropped here (softirqs are off).
             let held = self.diag_conn.lock();
@@ -110,13 +110,15 @@ impl SockDiag for SmcSock {
                 Some(c) => (
                     ext.conninfo().then(|| c.diag()),
                     if ext.lgrinfo() { c.lgr.link_diag() } else { None },
+                    Some(c.sk_state()),
                 ),
-                None => (None, None),
+                None => (None, None, None),
             }
         };
         DiagInfo {
             conn,
             link,
+            state,
             mode: if reason != 0 {
                 b::SMC_DIAG_MODE_FALLBACK_TCP as u8
             } else {

@@ -20,6 +20,9 @@ use kernel::ThisModule;
 pub(crate) struct DiagInfo {
     /// `SMC_DIAG_MODE_*`.
     pub(crate) mode: u8,
+    /// The state to report instead of `sk_state` (an SMC-R connection's
+    /// close state, which moves without the socket lock).
+    pub(crate) state: Option<u8>,
     /// Why it uses TCP (0: it does not).
     pub(crate) fallback_reason: u32,
     /// What the peer's decline said.
@@ -208,7 +211,7 @@ fn fill<S: SockDiag>(
             }
             _ => {}
         }
-        (*r).diag_state = (*sk).__sk_common.skc_state;
+        (*r).diag_state = info.state.unwrap_or((*sk).__sk_common.skc_state);
         (*r).__bindgen_anon_1.diag_mode = info.mode;
         (*r).diag_uid = bindings::smc_rs_diag_uid((*cb).skb, sk);
         (*r).diag_inode = bindings::sock_i_ino(sk) as u64;
