@@ -19,4 +19,5 @@ pub(crate) mod lgr;
 pub(crate) mod llc;
 pub(crate) mod rx;
 pub(crate) mod setup;
+pub(crate) mod slots;
 pub(crate) mod tx;

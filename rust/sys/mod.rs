@@ -14,7 +14,8 @@
 //!   tcp ib route   the clcsock, TCP's struct sock (ARef), the SMC option;
 //!                  ib_core: client, devices, ports, GIDs, events;
 //!                  IPv4 routes and next hops
-//!   net pernet sync errno print random   namespaces, per-netns data, locks,
+//!   net pernet sysctl sync errno print random   namespaces, per-netns data
+//!                  and sysctls, locks,
 //!                  errnos, debug, random numbers
 //!   bindings       generated
 //! ```
@@ -24,6 +25,7 @@ pub(crate) mod bindings;
 pub(crate) mod errno;
 pub(crate) mod net;
 pub(crate) mod pernet;
+pub(crate) mod sysctl;
 pub(crate) mod print;
 pub(crate) mod random;
 pub(crate) mod sync;
