@@ -17,6 +17,8 @@
 #include <net/protocol.h>
 #include <linux/ipv6.h>
 #include <net/net_namespace.h>
+#include <linux/sysctl.h>
+#include <linux/jiffies.h>
 #include <uapi/linux/smc.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_cache.h>

@@ -26,8 +26,6 @@ use kernel::sync::Arc;
 
 /// SMC release 1 (v2.1): maximum links and connections are negotiated.
 const SMC_RELEASE_1: u8 = 1;
-/// Connections per link group we accept (upstream's maximum).
-const SMC_CONN_PER_LGR_MAX: u8 = 255;
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::prelude::*;
 use kernel::time::Ktime;
@@ -147,6 +145,9 @@ pub(crate) fn client_handshake(net: &Net, clc: &KernelSocket) -> Result<ClientOu
         return Ok(ClientOutcome::PeerNoSmc);
     }
     let offer = find_offer(net, clc);
+    // SMC-Rv2.1: `net.smc.smcr_max_conns_per_lgr` and `_links_` (one link
+    // at most here).
+    let proposal_limits = crate::sysctl::proposal_limits(net);
     let mut ueids = [[0u8; EID_LEN]; crate::ueid::MAX_UEIDS];
     let mut params = ProposalParams::default();
     if let Some(o) = &offer {
@@ -165,8 +166,8 @@ pub(crate) fn client_handshake(net: &Net, clc: &KernelSocket) -> Result<ClientOu
             roce_gid: o.dev.gid,
             ueids: ueids.get(..n).unwrap_or(&[]),
             release: SMC_RELEASE_1,
-            max_conns: SMC_CONN_PER_LGR_MAX,
-            max_links: 1,
+            max_conns: proposal_limits.0,
+            max_links: proposal_limits.1,
             ..ProposalParams::default()
         };
     }
@@ -318,6 +319,7 @@ fn server_offer(clc: &KernelSocket, p: &Proposal<'_>) -> Option<(SmcrV2Device, C
             eid,
             release: v2.release,
             max_conns: v2.max_conns,
+            max_links: v2.max_links,
             feature_mask: v2.feature_mask,
         },
     ))

@@ -22,6 +22,7 @@ mod netlink;
 mod stats;
 mod smcr;
 mod sys;
+mod sysctl;
 mod ueid;
 #[allow(unreachable_pub, dead_code)]
 mod wire;
@@ -47,7 +48,8 @@ module! {
 /// Torn down in field order: the debugfs files first (fault injection and
 /// counters, for tests), no new sockets then, then no more netlink
 /// requests and the UEID table goes, then the handshake queue is drained,
-/// then the RDMA devices are let go, then the counters go.
+/// then the RDMA devices are let go, then the counters and the `net.smc`
+/// sysctls go.
 struct SmcRs {
     _debugfs: sys::debugfs::DebugfsDir,
     _diag: DiagRegistration<af_smc::SmcSock>,
@@ -58,12 +60,14 @@ struct SmcRs {
     _link_groups: clc::SmcrLinkGroups,
     _ib: IbClient<ib::SmcIbClient>,
     _stats: PernetRegistration<stats::NetStats>,
+    _sysctls: PernetRegistration<sysctl::NetSysctls>,
     _tcp_option: TcpSmcOption,
 }
 
 impl kernel::Module for SmcRs {
     fn init(module: &'static ThisModule) -> Result<Self> {
         let stats = PernetRegistration::new()?;
+        let sysctls = PernetRegistration::new()?;
         let ib = IbClient::register(c_str!("smc_rs"))?;
         let handshakes = HandshakeQueue::new()?;
         let link_groups = clc::SmcrLinkGroups::start()?;
@@ -84,6 +88,7 @@ impl kernel::Module for SmcRs {
             _link_groups: link_groups,
             _ib: ib,
             _stats: stats,
+            _sysctls: sysctls,
             _tcp_option: TcpSmcOption::enable(),
         })
     }

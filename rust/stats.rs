@@ -8,7 +8,7 @@ use crate::sys::net::Net;
 use crate::sys::pernet::PernetData;
 use crate::sys::sync::{new_spinlock_bh, SpinLockBh};
 use crate::wire::clc::DeclineReason;
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kernel::prelude::*;
 
 /// Which end of the connection a counter is about.
@@ -83,24 +83,20 @@ pub(crate) struct NetStats {
     pub(crate) server: SideStats,
     /// Peers found to echo the SMC option without speaking CLC.
     pub(crate) non_clc_peers: AtomicU64,
-    /// New sockets start with `SMC_LIMIT_HS` on (upstream's
-    /// `net->smc.limit_smc_hs`, set by `SMC_NETLINK_ENABLE_HS_LIMITATION`).
-    pub(crate) limit_handshakes: AtomicBool,
     #[pin]
     fallbacks: SpinLockBh<FallbackReasons>,
 }
 
-/// Whether new sockets of `net` start with `SMC_LIMIT_HS` on.
+/// Whether new sockets of `net` start with `SMC_LIMIT_HS` on: the sysctl
+/// `net.smc.limit_smc_hs`, which the netlink commands set too.
 pub(crate) fn limit_handshakes(net: &Net) -> bool {
-    crate::sys::pernet::with::<NetStats, _>(net, |s| s.limit_handshakes.load(Ordering::Relaxed))
-        .unwrap_or(false)
+    crate::sysctl::limit_smc_hs(net)
 }
 
-/// Sets the `SMC_LIMIT_HS` default of new sockets of `net`.
+/// Sets the `SMC_LIMIT_HS` default of new sockets of `net`
+/// (`SMC_NETLINK_ENABLE/DISABLE_HS_LIMITATION`).
 pub(crate) fn set_limit_handshakes(net: &Net, on: bool) {
-    crate::sys::pernet::with::<NetStats, _>(net, |s| {
-        s.limit_handshakes.store(on, Ordering::Relaxed)
-    });
+    crate::sysctl::set_limit_smc_hs(net, on)
 }
 
 /// A copy of `net`'s fallback counts.
@@ -138,7 +134,6 @@ impl PernetData for NetStats {
             client: SideStats::default(),
             server: SideStats::default(),
             non_clc_peers: AtomicU64::new(0),
-            limit_handshakes: AtomicBool::new(false),
             fallbacks <- new_spinlock_bh!(
                 FallbackReasons {
                     server: ReasonCounts::new(),

@@ -108,6 +108,15 @@ def main():
         step("fallbacks", GET_FBACK_STATS, NLM_F_DUMP, nested=(8,))
         return
 
+    if sys.argv[1:2] == ["hs"]:
+        # hs [enable|disable]: optionally switch, then the dump alone.
+        if sys.argv[2:] == ["enable"]:
+            step("enable hs limitation", ENABLE_HS, NLM_F_ACK)
+        elif sys.argv[2:] == ["disable"]:
+            step("disable hs limitation", DISABLE_HS, NLM_F_ACK)
+        step("hs limitation", DUMP_HS, NLM_F_DUMP)
+        return
+
     step("sys info", GET_SYS_INFO, NLM_F_DUMP, nested=(1,))
     step("hs limitation", DUMP_HS, NLM_F_DUMP)
     print("new socket SMC_LIMIT_HS: %s" % limit_hs_of_new_socket())

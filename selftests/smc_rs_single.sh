@@ -289,6 +289,142 @@ t_genl_info() {
 	return $rc
 }
 
+# The net.smc sysctls, as upstream 6.12 has them (net/smc/smc_sysctl.c),
+# plus smcr_max_send_wr/smcr_max_recv_wr of later upstream.
+sysctl_defaults() {
+	cat <<-EOF
+	net.smc.autocorking_size = 65536
+	net.smc.limit_smc_hs = 0
+	net.smc.rmem = 65536
+	net.smc.smcr_buf_type = 0
+	net.smc.smcr_max_conns_per_lgr = 255
+	net.smc.smcr_max_links_per_lgr = 2
+	net.smc.smcr_max_recv_wr = 48
+	net.smc.smcr_max_send_wr = 16
+	net.smc.smcr_testlink_time = 30
+	net.smc.wmem = 65536
+	EOF
+}
+
+# sysctl_list [NETNS]: the namespace's net.smc sysctls, sorted.
+sysctl_list() {
+	if [ -n "${1:-}" ]; then
+		ip netns exec "$1" sysctl net.smc | sort
+	else
+		sysctl net.smc | sort
+	fi
+}
+
+# sysctl_refused NAME VALUE: writing VALUE fails with EINVAL and leaves the
+# old value.
+sysctl_refused() {
+	local f=/proc/sys/net/smc/$1 before err
+	before=$(cat "$f")
+	if err=$( (echo "$2" >"$f") 2>&1); then
+		echo "$1=$2 accepted"
+		return 1
+	fi
+	case $err in *"Invalid argument"*) ;; *) echo "$1=$2: $err"; return 1 ;; esac
+	[ "$(cat "$f")" = "$before" ] || { echo "$1 changed to $(cat "$f")"; return 1; }
+}
+
+t_sysctl_table() {
+	# Exactly upstream's names, defaults, modes (0644) and bounds; the
+	# same table as upstream smc.ko's, but for the two later knobs.
+	local dir rc=0 f
+	dir=$(mktemp -d)
+	sysctl_list >"$dir/smc_rs.txt"
+	cat "$dir/smc_rs.txt"
+	diff -u <(sysctl_defaults) "$dir/smc_rs.txt" || rc=1
+	for f in /proc/sys/net/smc/*; do
+		[ "$(stat -c %a "$f")" = 644 ] || { echo "mode of $f"; rc=1; }
+	done
+	sysctl_refused autocorking_size -1 || rc=1
+	sysctl_refused smcr_buf_type 3 || rc=1
+	sysctl_refused wmem 16383 || rc=1
+	sysctl_refused wmem 1073741824 || rc=1
+	sysctl_refused rmem 0 || rc=1
+	sysctl_refused rmem 1073741824 || rc=1
+	sysctl_refused smcr_max_links_per_lgr 0 || rc=1
+	sysctl_refused smcr_max_links_per_lgr 3 || rc=1
+	sysctl_refused smcr_max_conns_per_lgr 15 || rc=1
+	sysctl_refused smcr_max_conns_per_lgr 256 || rc=1
+	sysctl_refused limit_smc_hs 2 || rc=1
+	sysctl_refused limit_smc_hs -1 || rc=1
+	sysctl_refused smcr_max_send_wr 1 || rc=1
+	sysctl_refused smcr_max_send_wr 2049 || rc=1
+	sysctl_refused smcr_max_recv_wr 1 || rc=1
+	sysctl_refused smcr_max_recv_wr 2049 || rc=1
+	# The bounds themselves are taken; the jiffies knob reads back seconds.
+	sysctl -w net.smc.wmem=1073741823 net.smc.rmem=16384 \
+		net.smc.smcr_buf_type=2 net.smc.smcr_testlink_time=7 \
+		net.smc.autocorking_size=4294967295 net.smc.smcr_max_send_wr=2048 \
+		net.smc.smcr_max_recv_wr=2 net.smc.smcr_max_conns_per_lgr=16 \
+		net.smc.smcr_max_links_per_lgr=1 || rc=1
+	[ "$(sysctl -n net.smc.smcr_testlink_time)" = 7 ] || rc=1
+	[ "$(sysctl -n net.smc.autocorking_size)" = 4294967295 ] || rc=1
+	[ "$(sysctl -n net.smc.wmem)" = 1073741823 ] || rc=1
+	# AF_SMC still works with the extremes set.
+	echo_pair smc smc 127.0.0.1 127.0.0.1 7020 65536 || rc=1
+	# Back to the defaults for the tests that follow.
+	sysctl_defaults | sed 's/ //g' | xargs sysctl -q -w || rc=1
+	diff -u <(sysctl_defaults) <(sysctl_list) || rc=1
+	# Upstream smc.ko's own table: the same lines, but for the later two.
+	rmmod smc_rs && modprobe smc || return 1
+	sysctl_list >"$dir/upstream.txt"
+	rmmod smc; insmod "$SMC_TOP/smc_rs.ko" || return 1
+	cat "$dir/upstream.txt"
+	diff -u <(grep -v '_wr = ' "$dir/smc_rs.txt") "$dir/upstream.txt" || rc=1
+	return $rc
+}
+
+t_sysctl_netns() {
+	# Each network namespace has its own table with the defaults; a write
+	# in one does not show in another; namespaces made before the module
+	# was loaded get theirs too, and namespaces go away cleanly.
+	local rc=0
+	ip netns add smcsys1 || return 1
+	sysctl -w net.smc.rmem=32768 net.smc.limit_smc_hs=1 || rc=1
+	diff -u <(sysctl_defaults) <(sysctl_list smcsys1) || rc=1
+	ip netns exec smcsys1 sysctl -w net.smc.wmem=20000 net.smc.smcr_testlink_time=0 || rc=1
+	[ "$(sysctl -n net.smc.wmem)" = 65536 ] || rc=1
+	[ "$(sysctl -n net.smc.rmem)" = 32768 ] || rc=1
+	[ "$(ip netns exec smcsys1 sysctl -n net.smc.rmem)" = 65536 ] || rc=1
+	[ "$(ip netns exec smcsys1 sysctl -n net.smc.wmem)" = 20000 ] || rc=1
+	[ "$(ip netns exec smcsys1 sysctl -n net.smc.limit_smc_hs)" = 0 ] || rc=1
+	# AF_SMC in the namespace with its own values.
+	ip -n smcsys1 link set lo up || rc=1
+	ip netns exec smcsys1 "$here/smc_echo" hold -f smc -p 7021 </dev/null || rc=1
+	# Reloading the module: the existing namespace gets a fresh table.
+	rmmod smc_rs && insmod "$SMC_TOP/smc_rs.ko" || rc=1
+	diff -u <(sysctl_defaults) <(sysctl_list smcsys1) || rc=1
+	diff -u <(sysctl_defaults) <(sysctl_list) || rc=1
+	ip netns add smcsys2 || rc=1
+	diff -u <(sysctl_defaults) <(sysctl_list smcsys2) || rc=1
+	ip netns del smcsys1
+	ip netns del smcsys2
+	sleep 1
+	rmmod smc_rs && insmod "$SMC_TOP/smc_rs.ko" || rc=1
+	return $rc
+}
+
+t_sysctl_limit_hs() {
+	# limit_smc_hs and SMC_NETLINK's handshake limitation are one value.
+	local rc=0 out
+	sysctl -w net.smc.limit_smc_hs=1 || rc=1
+	out=$(python3 "$here/smc_genl_probe.py" hs)
+	echo "$out"
+	[ "$out" = "hs limitation: cmd 16 1=1" ] || rc=1
+	python3 "$here/smc_genl_probe.py" hs disable || rc=1
+	[ "$(sysctl -n net.smc.limit_smc_hs)" = 0 ] || rc=1
+	python3 "$here/smc_genl_probe.py" hs enable || rc=1
+	[ "$(sysctl -n net.smc.limit_smc_hs)" = 1 ] || rc=1
+	sysctl -w net.smc.limit_smc_hs=0 || rc=1
+	out=$(python3 "$here/smc_genl_probe.py" hs)
+	[ "$out" = "hs limitation: cmd 16 1=0" ] || rc=1
+	return $rc
+}
+
 t_smcss() {
 	# Our smcss (tools/) against smc_rs and against upstream smc.ko +
 	# smc_diag.ko, for the same sockets: the same table (inodes and the
@@ -439,6 +575,9 @@ run_test "ib_core client: RDMA devices added and removed, ports, RoCEv2 GIDs, po
 run_test "UEID table over SMC_GEN_NETLINK answers exactly as upstream's" t_ueid_table
 run_test "smc_diag (sock_diag for AF_SMC) reports what upstream's reports" t_smc_diag
 run_test "SMC_GEN_NETLINK system info and handshake limitation answer as upstream's" t_genl_info
+run_test "net.smc sysctls: upstream's names, defaults, modes and bounds" t_sysctl_table
+run_test "net.smc sysctls per network namespace" t_sysctl_netns
+run_test "net.smc sysctl limit_smc_hs is SMC_NETLINK's handshake limitation" t_sysctl_limit_hs
 run_test "smcss (tools/) prints for smc_rs what it prints for upstream smc_diag" t_smcss
 run_test "smcr ueid/info (tools/) print for smc_rs what they print for upstream" t_smcr
 run_test "SMC_GEN_NETLINK statistics, fallback statistics and smcr stats as upstream's" t_genl_stats

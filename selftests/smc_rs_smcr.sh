@@ -48,9 +48,14 @@ if [ "$mine" = smc_rs ] && [ "$other_mod" = smc_rs ]; then
 	big=1000
 	short=20000
 fi
+rmem_probe=0
 if [ "$server_mod" = smc_rs ]; then
 	# Concurrent connections on one link group.
 	many=100
+	# One more connection, whose RMB the client sees sized by the
+	# server's net.smc.rmem (32 KiB: half the socket's doubled value).
+	rmem_probe=1
+	[ "$side" = server ] && sysctl -w net.smc.rmem=32768
 fi
 
 # Operators' tools look at one held connection first (smcr_view.sh).
@@ -61,7 +66,7 @@ fi
 stats_counted() {
 	local c=0 s=0 k=$((n + 1))
 	# The server has also served the connection whose link is lost below.
-	[ "$1" = client ] && c=$k || { k=$((n + many + lost + big + short + 1)); s=$k; }
+	[ "$1" = client ] && c=$k || { k=$((n + many + lost + big + short + 1 + rmem_probe)); s=$k; }
 	"$smcr" -d stats
 	"$smcr" -d stats | grep -Eq "^  SMC connections +$k \(client $c, server $s\)" &&
 		"$smcr" -d stats | grep -Eq "^    v2 +$k\$" &&
@@ -83,7 +88,8 @@ if [ "$side" = server ]; then
 	view_server_side &
 	viewer=$!
 	run_test "$mine server for SMC-R clients (server side)" \
-		timeout 1500 smc_echo server -f smc -p 7301 -n "$((n + many + lost + big + short + 1))"
+		timeout 1500 smc_echo server -f smc -p 7301 \
+		-n "$((n + many + lost + big + short + 1 + rmem_probe))"
 	wait "$viewer"
 else
 	view_client_side
@@ -99,6 +105,25 @@ fi
 	run_test "smc_rs counts the SMC-Rv2 $side connections and no fallback" stats_counted "$side"
 run_test "rxe sent the payload in RoCE packets ($side side)" rxe_counted sent_pkts "$sent_before"
 run_test "rxe received the payload in RoCE packets ($side side)" rxe_counted rcvd_pkts "$rcvd_before"
+
+# rmem_seen: a connection's peer RMB (smc_diag, as smcss -d prints it:
+# token, send buffer, RMB, peer RMB) is the 32 KiB the server's
+# net.smc.rmem=32768 asks for.
+rmem_seen() {
+	local pid out=
+	timeout 120 smc_echo client -f smc -a "$peer" -p 7301 -s 8388608 -w 90 &
+	pid=$!
+	for _ in $(seq 300); do
+		out=$("$SMC_TOP/tools/target/release/smcss" -a -d 2>/dev/null | grep SMCR)
+		[ -n "$out" ] && break
+		sleep 0.1
+	done
+	echo "$out"
+	wait "$pid" || return 1
+	echo "$out" | grep -Eq ' [0-9a-f]{8} [0-9a-f]{8} [0-9a-f]{8} 00008000 '
+}
+[ "$side" = client ] && [ "$rmem_probe" = 1 ] &&
+	run_test "$mine client: the server's net.smc.rmem=32768 gives a 32 KiB peer RMB" rmem_seen
 
 [ "$side" = client ] && [ "$many" -gt 0 ] &&
 	run_test "$mine client: $many concurrent SMC-R connections x 64 KiB echoed" \

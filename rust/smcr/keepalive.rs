@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Keeping link groups, as upstream does: a link the peer has been silent
-//! on for `smcr_testlink_time` gets a TEST LINK request, and goes down when
+//! on for `net.smc.smcr_testlink_time` (as it was when the link group was
+//! made; 0 turns this off) gets a TEST LINK request, and goes down when
 //! nothing comes back within the LLC wait time; a link group without
 //! connections lingers for a while (10 minutes, the client 10 seconds
 //! longer than the server, so that the server's orderly DELETE LINK ends
@@ -19,9 +20,6 @@ use kernel::time::msecs_to_jiffies;
 
 /// How often link groups are looked after, in milliseconds.
 pub(crate) const TICK_MS: u32 = 1000;
-/// Silence after which a link is tested (`net.smc.smcr_testlink_time`'s
-/// default, 30 seconds).
-const TESTLINK_TIME_MS: u32 = 30_000;
 /// How long a TEST LINK may go unanswered (upstream's LLC wait time).
 const TESTLINK_WAIT_MS: u32 = 2_000;
 /// How long a server link group without connections lingers.
@@ -112,7 +110,13 @@ impl LinkGroup {
                 self.link_down();
                 return Verdict::End;
             }
-        } else if older_than(now, act.heard.load(Ordering::Relaxed), TESTLINK_TIME_MS) {
+        } else if self.params.testlink_ms != 0
+            && older_than(
+                now,
+                act.heard.load(Ordering::Relaxed),
+                self.params.testlink_ms,
+            )
+        {
             act.tested.store(now, Ordering::Relaxed);
             if llc::send_test_link(self).is_err() {
                 self.link_down();

@@ -16,9 +16,11 @@
 
 use super::conn::{Conn, ConnTable};
 use super::keepalive::Activity;
+use super::slots::Slots;
 use crate::ib::SmcrV2Device;
 use crate::sys::ib::buf::DmaBuf;
 use crate::sys::ib::cq::Cq;
+use crate::sys::ib::device::IbDevice;
 use crate::sys::ib::mr::{MrAccess, RegisteredBuf};
 use crate::sys::ib::pd::Pd;
 use crate::sys::ib::qp::{Init, Qp, QpCaps, QpState, RtrParams, Rts};
@@ -26,7 +28,8 @@ use crate::sys::ib::wr::QpHandler;
 use crate::sys::ib::wr::{QpEvent, Sge, WcStatus};
 use crate::sys::print::smc_dbg;
 use crate::sys::sync::{new_spinlock_bh, SpinLockBh};
-use crate::sys::errno::{EAGAIN, ENOLINK, ETIMEDOUT};
+use crate::sys::errno::{EAGAIN, ENOLINK, ENOMEM, ETIMEDOUT};
+use crate::sysctl::LgrParams;
 use crate::wire::llc::LLC_LEN;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
 use kernel::prelude::*;
@@ -36,10 +39,11 @@ use kernel::sync::{new_condvar, new_mutex, Arc, CondVar, Mutex};
 pub(crate) const WR_BUF_SIZE: usize = 48;
 /// Bytes of the buffer that receives long SMC-Rv2 LLC messages.
 const WR_BUF_V2_SIZE: usize = 8192;
-/// Control message send slots per link.
-pub(crate) const TX_SLOTS: u32 = 16;
-/// Receive slots per link.
-const RX_SLOTS: u32 = 48;
+/// Most send or receive slots a link has: one bit each in a `u64`, one
+/// 64-byte stride each in a page of control message buffers. How many it
+/// has comes from `net.smc.smcr_max_send_wr`/`smcr_max_recv_wr`
+/// (see [`crate::smcr::slots`]).
+pub(crate) const MAX_SLOTS: u32 = 64;
 /// Work requests one send slot may post: two RDMA WRITEs (a write that
 /// wraps the peer's ring) and the message.
 const WR_PER_SLOT: u32 = 3;
@@ -100,7 +104,9 @@ struct SlotUse {
 /// The send slots: which are busy and what for.
 struct TxSlots {
     busy: u64,
-    uses: [SlotUse; TX_SLOTS as usize],
+    /// The slots the link has (its lowest bits).
+    mask: u64,
+    uses: [SlotUse; MAX_SLOTS as usize],
 }
 
 /// Received LLC requests waiting for the process that runs a handshake.
@@ -185,6 +191,9 @@ pub(crate) struct LinkGroup {
     pub(crate) conns: SpinLockBh<ConnTable>,
     /// When the peer was last heard, the link tested, the group idle.
     pub(crate) activity: Activity,
+    /// What the link group took from the `net.smc` sysctls when it was
+    /// made, and the connection limit agreed in the CLC handshake.
+    pub(crate) params: LgrParams,
 }
 
 impl LinkGroup {
@@ -196,18 +205,13 @@ impl LinkGroup {
         id: [u8; 4],
         dev: SmcrV2Device,
         peer: PeerLink,
+        params: LgrParams,
     ) -> Result<Arc<Self>> {
         let ibdev = dev.device.ib();
         let pd = Pd::new(ibdev)?;
-        let send_cq = Cq::new(ibdev, TX_SLOTS * WR_PER_SLOT + 2, 0)?;
-        let recv_cq = Cq::new(ibdev, RX_SLOTS + 1, 0)?;
-        // The queue pair owns its control message buffers: sends from a
-        // buffer (devices without inline data), one receive buffer per
-        // slot, and the tail of long SMC-Rv2 LLC messages.
-        let mut bufs = KVec::with_capacity(3, GFP_KERNEL)?;
-        bufs.push(DmaBuf::new(ibdev, 4096)?, GFP_KERNEL)?;
-        bufs.push(DmaBuf::new(ibdev, 4096)?, GFP_KERNEL)?;
-        bufs.push(DmaBuf::new(ibdev, WR_BUF_V2_SIZE)?, GFP_KERNEL)?;
+        let mut slots = Slots::wanted(&params);
+        let send_cq = Cq::new(ibdev, slots.tx * WR_PER_SLOT + 2, 0)?;
+        let recv_cq = Cq::new(ibdev, slots.rx + 1, 0)?;
         let mut psn_bytes = [0u8; 4];
         crate::sys::random::fill(&mut psn_bytes);
         let psn = u32::from_ne_bytes(psn_bytes) & 0x00ff_ffff;
@@ -232,7 +236,8 @@ impl LinkGroup {
                 tx <- new_spinlock_bh!(
                     TxSlots {
                         busy: 0,
-                        uses: [SlotUse::default(); TX_SLOTS as usize],
+                        mask: slots.tx_mask(),
+                        uses: [SlotUse::default(); MAX_SLOTS as usize],
                     },
                     "LinkGroup::tx"
                 ),
@@ -250,30 +255,42 @@ impl LinkGroup {
                 about <- super::info::new_about(),
                 conns <- new_spinlock_bh!(ConnTable::new(), "LinkGroup::conns"),
                 activity: Activity::new(),
+                params,
             }? Error),
             GFP_KERNEL,
         )?;
-        let caps = QpCaps {
-            max_send_wr: TX_SLOTS * WR_PER_SLOT,
-            max_recv_wr: RX_SLOTS,
-            max_send_sge: 2,
-            max_recv_sge: 2,
-            max_inline_data: WR_BUF_SIZE as u32,
+        // Without memory for the queue pair, fewer slots (as upstream).
+        let qp = loop {
+            let caps = QpCaps {
+                max_send_wr: slots.tx * WR_PER_SLOT,
+                max_recv_wr: slots.rx,
+                max_send_sge: 2,
+                max_recv_sge: 2,
+                max_inline_data: WR_BUF_SIZE as u32,
+            };
+            let made = qp_bufs(lgr.dev.device.ib()).and_then(|bufs| {
+                Qp::create(
+                    &pd,
+                    &send_cq,
+                    &recv_cq,
+                    caps,
+                    lgr.dev.port,
+                    lgr.clone(),
+                    bufs,
+                )
+            });
+            match made {
+                Ok(qp) => break qp,
+                Err(e) if e == ENOMEM => slots = slots.halved().ok_or(e)?,
+                Err(e) => return Err(e),
+            }
         };
-        let qp = Qp::create(
-            &pd,
-            &send_cq,
-            &recv_cq,
-            caps,
-            lgr.dev.port,
-            lgr.clone(),
-            bufs,
-        )?;
+        lgr.tx.lock().mask = slots.tx_mask();
         let granted = qp.caps();
         lgr.max_inline
             .store(granted.max_inline_data, Ordering::Relaxed);
         let mut result = Ok(());
-        for slot in 0..RX_SLOTS.min(granted.max_recv_wr) {
+        for slot in 0..slots.rx.min(granted.max_recv_wr) {
             result = lgr.post_recv_slot(&qp, slot, granted.max_recv_sge >= 2);
             if result.is_err() {
                 break;
@@ -400,7 +417,7 @@ impl LinkGroup {
             if self.state() == LinkState::Down {
                 return Err(ENOLINK.into());
             }
-            let free = !tx.busy & ((1u64 << TX_SLOTS) - 1);
+            let free = !tx.busy & tx.mask;
             if free != 0 {
                 let slot = free.trailing_zeros();
                 tx.busy |= 1 << slot;
@@ -439,7 +456,7 @@ impl LinkGroup {
             return Err(ENOLINK.into());
         }
         let mut tx = self.tx.lock();
-        let free = !tx.busy & ((1u64 << TX_SLOTS) - 1);
+        let free = !tx.busy & tx.mask;
         if free == 0 {
             return Err(EAGAIN.into());
         }
@@ -454,7 +471,7 @@ impl LinkGroup {
     /// Gives a slot back without having posted on it.
     pub(crate) fn put_slot(&self, slot: u32) {
         let mut tx = self.tx.lock();
-        tx.busy &= !(1u64 << (slot % TX_SLOTS));
+        tx.busy &= !1u64.checked_shl(slot).unwrap_or(0);
         drop(tx);
         self.tx_wait.notify_one();
     }
@@ -670,7 +687,7 @@ impl LinkGroup {
 impl QpHandler for LinkGroup {
     fn send_done(&self, wr: u32, status: WcStatus) {
         let slot = wr / WR_PER_SLOT;
-        if slot >= TX_SLOTS {
+        if slot >= MAX_SLOTS {
             return;
         }
         let used = {
@@ -739,6 +756,17 @@ impl QpHandler for LinkGroup {
             self.link_down();
         }
     }
+}
+
+/// The queue pair's own control message buffers: sends from a buffer
+/// (devices without inline data), one receive buffer per slot (64-byte
+/// stride), and the tail of long SMC-Rv2 LLC messages.
+fn qp_bufs(ibdev: &IbDevice) -> Result<KVec<DmaBuf>> {
+    let mut bufs = KVec::with_capacity(3, GFP_KERNEL)?;
+    bufs.push(DmaBuf::new(ibdev, 4096)?, GFP_KERNEL)?;
+    bufs.push(DmaBuf::new(ibdev, 4096)?, GFP_KERNEL)?;
+    bufs.push(DmaBuf::new(ibdev, WR_BUF_V2_SIZE)?, GFP_KERNEL)?;
+    Ok(bufs)
 }
 
 /// Copies received message `slot` (`len` bytes) out of the receive

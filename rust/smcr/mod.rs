@@ -25,4 +25,5 @@ pub(crate) mod llc;
 pub(crate) mod rejects;
 pub(crate) mod rx;
 pub(crate) mod setup;
+pub(crate) mod slots;
 pub(crate) mod tx;

@@ -19,6 +19,7 @@ use crate::sys::print::smc_dbg;
 use crate::sys::random;
 use crate::sys::ticker::Ticker;
 use crate::sys::tcp::TcpSock;
+use crate::sysctl::LgrParams;
 use crate::wire::bufsize;
 use crate::wire::clc::{
     DeclineReason, FirstContactExt, GidList, LocalInfo, MsgType, SmcrAcceptConfirm, OS_LINUX,
@@ -29,11 +30,6 @@ use kernel::prelude::*;
 use kernel::sync::{new_mutex, Arc, Mutex};
 use kernel::types::ARef;
 
-/// Size of a new connection's RMB (upstream's default `net.smc.rmem`).
-pub(crate) const DEFAULT_RMB_SIZE: u32 = 65536;
-/// Size of a new connection's send buffer (upstream's default
-/// `net.smc.wmem`).
-pub(crate) const DEFAULT_SNDBUF_SIZE: u32 = 65536;
 /// The largest buffer: one physically contiguous allocation of the
 /// largest page order (4 MiB with 4 KiB pages).
 const MAX_BUF_SIZE: u32 = 4 << 20;
@@ -114,7 +110,7 @@ impl LgrRegistry {
                 let peer = l.peer();
                 l.role == Role::Server
                     && l.state() == LinkState::Active
-                    && l.conn_count() < crate::smcr::conn::CONNS_PER_LGR
+                    && l.conn_count() < usize::from(l.params.max_conns)
                     && peer.gid == *gid
                     && peer.systemid == *systemid
             })
@@ -270,6 +266,12 @@ pub(crate) fn client_accept(
 ) -> core::result::Result<ClientConn, DeclineReason> {
     let peer_rmb_size = bufsize::uncompress(a.rmbe_size);
     let lgr = if a.first_contact {
+        let mut params = LgrParams::of(waker.net());
+        params.max_conns = match a.fce {
+            Some(f) if f.release >= 1 => crate::sysctl::client_limits(f.max_conns, f.max_links)
+                .map_err(DeclineReason::Other)?,
+            _ => LgrParams::DEFAULT.max_conns,
+        };
         let peer = PeerLink {
             systemid: a.local.peer_id,
             gid: a.local.gid,
@@ -279,7 +281,7 @@ pub(crate) fn client_accept(
             mtu: a.qp_mtu,
         };
         // Our own id for it (the server's never reaches us).
-        let lgr = LinkGroup::new(Role::Client, new_lgr_id(), dev.clone(), peer)
+        let lgr = LinkGroup::new(Role::Client, new_lgr_id(), dev.clone(), peer, params)
             .map_err(|_| DeclineReason::Other(DECL_ERR_RDYLNK))?;
         lgr.record_peer(
             a,
@@ -387,6 +389,7 @@ pub(crate) struct ClientProposal {
     /// The client's release and link group limits.
     pub(crate) release: u8,
     pub(crate) max_conns: u8,
+    pub(crate) max_links: u8,
     pub(crate) feature_mask: u16,
 }
 
@@ -412,8 +415,13 @@ fn new_buffers(
     let class = |sock_buf: u32, is_rmb: bool| {
         bufsize::size_class_for(sock_buf, is_rmb).min(bufsize::compress(MAX_BUF_SIZE))
     };
-    let mut rmb_class = class(rcv.unwrap_or(2 * DEFAULT_RMB_SIZE), true);
-    let mut snd_class = class(snd.unwrap_or(2 * DEFAULT_SNDBUF_SIZE), false);
+    // Without SO_RCVBUF/SO_SNDBUF, twice `net.smc.rmem`/`wmem`, as
+    // upstream's initial `sk_rcvbuf`/`sk_sndbuf`.
+    let net = sock.net();
+    let rcv = rcv.unwrap_or(crate::sysctl::rmem(net).saturating_mul(2));
+    let snd = snd.unwrap_or(crate::sysctl::wmem(net).saturating_mul(2));
+    let mut rmb_class = class(rcv, true);
+    let mut snd_class = class(snd, false);
     // Buffers of earlier connections, registered already.
     let (rmb_size, snd_size) = (bufsize::uncompress(rmb_class), bufsize::uncompress(snd_class));
     if let Some(pair) = lgr.take_pooled_buffers(rmb_size, snd_size) {
@@ -459,6 +467,14 @@ pub(crate) fn server_accept(
     waker: ARef<TcpSock>,
     pending: &mut Option<PendingGuard<'_>>,
 ) -> core::result::Result<ServerConn, DeclineReason> {
+    let release = p.release.min(SMC_RELEASE);
+    // SMC-Rv2.1 limits: the smaller of the client's and ours.
+    let (max_conns, max_links) = if release >= 1 {
+        crate::sysctl::server_limits(waker.net(), p.max_conns, p.max_links)
+            .map_err(DeclineReason::Other)?
+    } else {
+        (LgrParams::DEFAULT.max_conns, 1)
+    };
     let (lgr, first_contact) = match reg.find_server(&p.systemid, &p.gid) {
         Some(l) => {
             // An existing link group: others may decide meanwhile.
@@ -475,7 +491,9 @@ pub(crate) fn server_accept(
                 psn: 0,
                 mtu: 0,
             };
-            let lgr = LinkGroup::new(Role::Server, id, dev.clone(), peer)
+            let mut params = LgrParams::of(waker.net());
+            params.max_conns = max_conns;
+            let lgr = LinkGroup::new(Role::Server, id, dev.clone(), peer, params)
                 .map_err(|_| DeclineReason::Other(DECL_ERR_RDYLNK))?;
             (lgr, true)
         }
@@ -503,15 +521,14 @@ pub(crate) fn server_accept(
     if lgr.conns.lock().insert(conn.clone()).is_err() {
         return Err(fail(&lgr, DECL_MEM));
     }
-    let release = p.release.min(SMC_RELEASE);
     let fce = first_contact.then(|| FirstContactExt {
         v2_direct: !dev.uses_gateway,
         os_type: OS_LINUX,
         release,
         hostname: crate::sys::genl::hostname(),
-        max_conns: if release >= 1 { p.max_conns } else { 0 },
+        max_conns: if release >= 1 { max_conns } else { 0 },
         // One link per link group: the client does not wait for a second.
-        max_links: if release >= 1 { 1 } else { 0 },
+        max_links: if release >= 1 { max_links } else { 0 },
         feature_mask: if release >= 1 { p.feature_mask & SMC_FEATURE_MASK } else { 0 },
     });
     let accept = SmcrAcceptConfirm {

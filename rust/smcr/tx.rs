@@ -112,21 +112,18 @@ pub(crate) fn send(
     Ok(sent)
 }
 
-/// Most bytes that wait behind a write in flight (upstream's default
-/// `net.smc.autocorking_size`).
-const AUTOCORK_SIZE: u64 = 64 * 1024;
-
 /// Whether new bytes wait in the send buffer instead of going at once:
 /// while a write of the connection is in flight, its completion pushes
 /// them, so that small sends leave together (autocorking, as upstream);
-/// not past half the send buffer or [`AUTOCORK_SIZE`], unless the sender
+/// not past half the send buffer or `net.smc.autocorking_size` (as it was
+/// when the link group was made; 0 turns autocorking off), unless the sender
 /// said more follows; not with `TCP_NODELAY`, as TCP's Nagle. Nothing
 /// waits with nothing in flight.
 fn corked(conn: &Conn, more: bool, nodelay: bool) -> bool {
     let sh = conn.shared.lock();
     let in_flight = sh.tx_fin < sh.tx_prod;
     let waiting = sh.tx_copied - sh.tx_prod;
-    let limit = (u64::from(conn.sndbuf_size()) / 2).min(AUTOCORK_SIZE);
+    let limit = (u64::from(conn.sndbuf_size()) / 2).min(u64::from(conn.lgr.params.autocork_size));
     in_flight && (more || (!nodelay && waiting <= limit)) && sh.urg_tx.is_none()
 }
 

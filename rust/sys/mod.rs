@@ -14,8 +14,9 @@
 //!   tcp ib route   the clcsock, TCP's struct sock (ARef), the SMC option;
 //!                  ib_core: client, devices, ports, GIDs, events;
 //!                  IPv4 routes and next hops
-//!   net pernet sync errno print random debugfs   namespaces, per-netns data,
-//!                  locks, errnos, debug, random numbers, debugfs files
+//!   net pernet sysctl sync errno print random debugfs   namespaces,
+//!                  per-netns data and sysctls, locks, errnos, debug,
+//!                  random numbers, debugfs files
 //!   bindings       generated
 //! ```
 
@@ -25,6 +26,7 @@ pub(crate) mod debugfs;
 pub(crate) mod errno;
 pub(crate) mod net;
 pub(crate) mod pernet;
+pub(crate) mod sysctl;
 pub(crate) mod print;
 pub(crate) mod random;
 pub(crate) mod sync;

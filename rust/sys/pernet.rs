@@ -24,6 +24,14 @@ pub(crate) trait PernetData: Send + Sync + 'static {
     /// it calls `init` for any namespace); 0 while not registered (the
     /// kernel never hands out 0).
     fn id() -> &'static AtomicU32;
+
+    /// Runs once `init`'s value is in place in `net`'s slot, where it stays
+    /// until the namespace goes (for what needs the namespace or a fixed
+    /// address, such as a sysctl table). On error the value is dropped and
+    /// the namespace is not made. Undo belongs in `Drop`.
+    fn setup(self: Pin<&Self>, _net: &Net) -> Result {
+        Ok(())
+    }
 }
 
 struct Tables(Opaque<bindings::pernet_operations>);
@@ -101,10 +109,27 @@ unsafe extern "C" fn init_trampoline<T: PernetData>(net: *mut bindings::net) -> 
     // The slot is `size_of::<T>()` kzalloc-aligned bytes that stay in place
     // until the namespace goes (`exit` drops the value); on failure the
     // kernel frees it without calling `exit`, and nothing was initialised.
+    // SAFETY: `net` is the namespace being made.
+    let slot = unsafe { bindings::smc_rs_net_generic(net, id).cast::<T>() };
     // SAFETY: so it is ours to initialise in place.
-    match unsafe { T::init().__pinned_init(bindings::smc_rs_net_generic(net, id).cast::<T>()) } {
+    if let Err(e) = unsafe { T::init().__pinned_init(slot) } {
+        return e.to_errno();
+    }
+    // The value stays in the slot, unmoved, until `exit_trampoline`
+    // drops it (or below, on failure, when the kernel calls no `exit`).
+    // SAFETY: initialised above; pinned as said.
+    let data = unsafe { Pin::new_unchecked(&*slot) };
+    // SAFETY: the kernel passes a live namespace.
+    let net_ref = unsafe { Net::from_raw(net) };
+    match T::setup(data, net_ref) {
         Ok(()) => 0,
-        Err(e) => e.to_errno(),
+        Err(e) => {
+            // SAFETY: initialised above; its only borrow (`data`) ended
+            // with `setup`; the kernel calls no `exit` for it, so this is
+            // the one drop.
+            unsafe { core::ptr::drop_in_place(slot) };
+            e.to_errno()
+        }
     }
 }
 

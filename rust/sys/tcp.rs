@@ -90,6 +90,13 @@ impl TcpSock {
         )
     }
 
+    /// The namespace the socket lives in.
+    pub(crate) fn net(&self) -> &Net {
+        // SAFETY: a live socket's namespace outlives it (the socket holds a
+        // reference), and the borrow ends with `self`.
+        unsafe { Net::from_raw(bindings::smc_rs_sock_net(self.as_raw())) }
+    }
+
     /// The buffer sizes the application set (`SO_SNDBUF`, `SO_RCVBUF`;
     /// the socket's doubled values), each `None` when it left the default.
     pub(crate) fn user_buf_sizes(&self) -> (Option<u32>, Option<u32>) {
