@@ -45,7 +45,7 @@ rxe_delta() {
 	echo "sent $((a[0] - b[0])), received $((a[1] - b[1])) RoCE packets"
 }
 stat_line() {
-	grep -E "^  (SMC connections|TCP fallback)" "$out/$1-stats.txt" 2>/dev/null | sed 's/^ *//' | paste -sd';'
+	grep -E "^  (SMC connections|TCP fallback)" "$out/$1-stats.txt" 2>/dev/null | sed 's/^ *//; s/   */ /g' | paste -sd';'
 }
 mode=$(grep -E 'SMCR|SMCD|TCP' "$out/vm2-smcss.txt" 2>/dev/null | head -n 1)
 
