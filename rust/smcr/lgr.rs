@@ -653,10 +653,8 @@ impl LinkGroup {
         }
     }
 
-    /// A registered pair of buffers from the pool. Their old bytes are not
-    /// cleared: a reader only ever sees bytes the peer wrote after it took
-    /// them (up to the peer's producer cursor), and only bytes the
-    /// application wrote are sent.
+    /// A registered pair of buffers from the pool, zeroed when they were
+    /// put there.
     pub(crate) fn take_pooled_buffers(&self, rmb_size: u32, sndbuf_size: u32) -> Option<BufferPair> {
         if self.state() != LinkState::Active {
             return None;
@@ -670,10 +668,16 @@ impl LinkGroup {
     }
 
     /// Keeps a freed connection's buffers for the next one (dropped when
-    /// the link group ends, or without memory for the list).
+    /// the link group ends, or without memory for the list), zeroed: no
+    /// byte of one connection reaches another. Process context; off the
+    /// connect path.
     fn pool_buffers(&self, pair: BufferPair) {
         if self.state() == LinkState::Down {
             return;
+        }
+        for buf in [&pair.0, &pair.1] {
+            buf.buf().clear();
+            buf.buf().sync_for_device();
         }
         let mut pool = self.pool.lock();
         if let Some(free) = pool.iter_mut().find(|p| p.is_none()) {

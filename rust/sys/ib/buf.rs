@@ -157,6 +157,13 @@ impl DmaBuf {
         }
     }
 
+    /// Sets every byte to zero (a buffer passed on to another connection).
+    pub(crate) fn clear(&self) {
+        // SAFETY: the whole block of `self.len` bytes is ours (invariant);
+        // no Rust reference covers it.
+        unsafe { core::ptr::write_bytes(self.vaddr.as_ptr(), 0, self.len) };
+    }
+
     /// Copies `out.len()` bytes at `offset` into `out`.
     pub(crate) fn read(&self, offset: usize, out: &mut [u8]) -> Result {
         let src = self.range(offset, out.len())?;
