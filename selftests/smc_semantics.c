@@ -32,54 +32,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "probe_names.h"
+
 #ifndef AF_SMC
 #define AF_SMC 43
 #endif
 
 static int domain, protocol, v6;
 static int port;
-
-static const char *err_name(int e)
-{
-	switch (e) {
-	case 0: return "0";
-	case EAGAIN: return "EAGAIN";
-	case EINPROGRESS: return "EINPROGRESS";
-	case EALREADY: return "EALREADY";
-	case EISCONN: return "EISCONN";
-	case ENOTCONN: return "ENOTCONN";
-	case ECONNREFUSED: return "ECONNREFUSED";
-	case ECONNRESET: return "ECONNRESET";
-	case EADDRINUSE: return "EADDRINUSE";
-	case EINVAL: return "EINVAL";
-	case EPIPE: return "EPIPE";
-	case EAFNOSUPPORT: return "EAFNOSUPPORT";
-	case EOPNOTSUPP: return "EOPNOTSUPP";
-	case ENOPROTOOPT: return "ENOPROTOOPT";
-	case EBADF: return "EBADF";
-	case EFAULT: return "EFAULT";
-	case EDESTADDRREQ: return "EDESTADDRREQ";
-	case ETIMEDOUT: return "ETIMEDOUT";
-	case EINTR: return "EINTR";
-	default: {
-		static char buf[32];
-
-		snprintf(buf, sizeof(buf), "errno%d", e);
-		return buf;
-	}
-	}
-}
-
-/* Result of a call: the value when >= 0, else the errno name. */
-static const char *res(long r)
-{
-	static char buf[32];
-
-	if (r < 0)
-		return err_name(errno);
-	snprintf(buf, sizeof(buf), "%ld", r);
-	return buf;
-}
 
 #define SHOW(name, expr) printf("%s: %s\n", name, res(expr))
 

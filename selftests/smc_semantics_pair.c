@@ -31,6 +31,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "probe_names.h"
+
 #include "sock_io.h"
 
 #ifndef AF_SMC
@@ -45,36 +47,6 @@ static int ctl, data_listener;
 static const char *scenario;
 static unsigned char step;
 static char big[8 * MIB];
-
-static const char *err_name(int e)
-{
-	static char buf[32];
-
-	switch (e) {
-	case EAGAIN: return "EAGAIN";
-	case ENOTCONN: return "ENOTCONN";
-	case ECONNRESET: return "ECONNRESET";
-	case EPIPE: return "EPIPE";
-	case EINVAL: return "EINVAL";
-	case EOPNOTSUPP: return "EOPNOTSUPP";
-	case ETIMEDOUT: return "ETIMEDOUT";
-	case EINTR: return "EINTR";
-	case ECONNABORTED: return "ECONNABORTED";
-	}
-	snprintf(buf, sizeof(buf), "errno%d", e);
-	return buf;
-}
-
-/* Result of a call: the value when >= 0, else the errno name. */
-static const char *res(long r)
-{
-	static char buf[32];
-
-	if (r < 0)
-		return err_name(errno);
-	snprintf(buf, sizeof(buf), "%ld", r);
-	return buf;
-}
 
 #define OBS(name, fmt, ...) printf("%s/%s: " fmt "\n", scenario, name, __VA_ARGS__)
 #define SHOW(name, expr) OBS(name, "%s", res(expr))
