@@ -366,22 +366,47 @@ pub fn invoke<T: Transport + ?Sized>(
         return EXIT_OBJECT_FAILURE;
     };
     let level = level(detail);
+    let head = header(level);
+    print_dump(
+        family,
+        SMC_NETLINK_GET_DEV_SMCR,
+        &head,
+        o,
+        |m, o| match parse_reply(m) {
+            Reply::Device(d) => {
+                o.out(&format(&d, level, &filter, &if_name));
+                true
+            }
+            Reply::Stop => false,
+            Reply::Error(text) => {
+                o.err_line(text);
+                false
+            }
+        },
+    )
+}
+
+/// Runs dump `cmd` and prints it as upstream's tools do: warnings on
+/// stderr, `header` before the first message, then each message through
+/// `row` until it returns false; the exit status.
+pub(crate) fn print_dump<T: Transport + ?Sized>(
+    family: &mut Family<'_, T>,
+    cmd: u8,
+    header: &str,
+    o: &mut Output<'_>,
+    mut row: impl FnMut(&[u8], &mut Output<'_>) -> bool,
+) -> i32 {
     let mut warnings: Vec<DumpWarning> = Vec::new();
-    let answer = family.dump(SMC_NETLINK_GET_DEV_SMCR, &mut |w| warnings.push(w));
+    let answer = family.dump(cmd, &mut |w| warnings.push(w));
     for w in warnings {
         o.err_line(&w.to_string());
     }
     for (n, m) in answer.messages.iter().enumerate() {
         if n == 0 {
-            o.out(&header(level));
+            o.out(header);
         }
-        match parse_reply(m) {
-            Reply::Device(d) => o.out(&format(&d, level, &filter, &if_name)),
-            Reply::Stop => break,
-            Reply::Error(text) => {
-                o.err_line(text);
-                break;
-            }
+        if !row(m, o) {
+            break;
         }
     }
     match &answer.result {
@@ -394,9 +419,7 @@ pub fn invoke<T: Transport + ?Sized>(
 mod tests {
     use super::*;
 
-    fn a(v: &[&str]) -> Vec<Vec<u8>> {
-        v.iter().map(|s| s.as_bytes().to_vec()).collect()
-    }
+    use crate::smcr::tests::a;
 
     #[test]
     fn arguments_as_upstream() {

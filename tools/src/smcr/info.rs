@@ -285,9 +285,7 @@ mod tests {
     use super::*;
     use crate::genl::attr;
 
-    fn a(v: &[&str]) -> Vec<Vec<u8>> {
-        v.iter().map(|s| s.as_bytes().to_vec()).collect()
-    }
+    use crate::smcr::tests::a;
 
     fn reply(nest: &[u8]) -> Vec<u8> {
         let mut p = vec![SMC_NETLINK_GET_SYS_INFO, 1, 0, 0];

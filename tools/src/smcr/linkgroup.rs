@@ -6,10 +6,10 @@
 //! link), as upstream `linkgroup.c` prints them. Arguments, decoding and
 //! the text are pure functions; [`invoke`] runs the dump.
 
-use super::device::{dump_failed, if_name, padded_or_cut, trim_space, truncated};
+use super::device::{if_name, padded_or_cut, trim_space, truncated};
 use super::{abbreviates, Detail, Flavor, Output, EXIT_OBJECT_FAILURE};
 use crate::genl::{self, c_str, Family, GenlMsg};
-use crate::netlink::{attrs, DumpWarning, Transport};
+use crate::netlink::{attrs, Transport};
 
 /// `SMC_NETLINK_GET_LGR_SMCR` (dump).
 pub const SMC_NETLINK_GET_LGR_SMCR: u8 = 2;
@@ -427,42 +427,30 @@ pub fn invoke<T: Transport + ?Sized>(
     } else {
         SMC_NETLINK_GET_LGR_SMCR
     };
-    let mut warnings: Vec<DumpWarning> = Vec::new();
-    let answer = family.dump(cmd, &mut |w| warnings.push(w));
-    for w in warnings {
-        o.err_line(&w.to_string());
-    }
     let mut printer = Printer::default();
-    for (n, m) in answer.messages.iter().enumerate() {
-        if n == 0 {
-            o.out(&header(a.links, level));
+    let head = header(a.links, level);
+    super::device::print_dump(family, cmd, &head, o, |m, o| match parse_reply(m) {
+        Reply::Item {
+            lgr: None,
+            link: None,
+        } => true,
+        Reply::Item { lgr, link } => {
+            o.out(&printer.line(&a, level, lgr, link, &if_name));
+            true
         }
-        match parse_reply(m) {
-            Reply::Item {
-                lgr: None,
-                link: None,
-            } => {}
-            Reply::Item { lgr, link } => o.out(&printer.line(&a, level, lgr, link, &if_name)),
-            Reply::Stop => break,
-            Reply::Error(text) => {
-                o.err_line(text);
-                break;
-            }
+        Reply::Stop => false,
+        Reply::Error(text) => {
+            o.err_line(text);
+            false
         }
-    }
-    match &answer.result {
-        Ok(()) => 0,
-        Err(e) => dump_failed(e, o),
-    }
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn a(v: &[&str]) -> Vec<Vec<u8>> {
-        v.iter().map(|s| s.as_bytes().to_vec()).collect()
-    }
+    use crate::smcr::tests::a;
 
     #[test]
     fn strtol_as_c() {

@@ -512,10 +512,11 @@ pub fn main(flavor: Flavor) -> i32 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn a(v: &[&str]) -> Vec<Vec<u8>> {
+    /// Command line arguments as the tools get them.
+    pub(crate) fn a(v: &[&str]) -> Vec<Vec<u8>> {
         v.iter().map(|s| s.as_bytes().to_vec()).collect()
     }
 
