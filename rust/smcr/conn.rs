@@ -85,6 +85,10 @@ pub(crate) struct ConnShared {
     pub(crate) clcsock_reset: bool,
     /// The application shut reading down (`SHUT_RD`).
     pub(crate) shut_rd: bool,
+    /// Keeper's view of a closed socket's connection that waits for the
+    /// peer to make room: the peer's consumer position last seen, and for
+    /// how many ticks it has not moved.
+    pub(crate) stall: (u64, u32),
     /// The connection cannot be used any more (link down, protocol error,
     /// abort): `Some(errno)` for what calls report.
     pub(crate) error: Option<Error>,
@@ -187,6 +191,7 @@ impl Conn {
                         rcv_shutdown: false,
                         clcsock_reset: false,
                         shut_rd: false,
+                        stall: (0, 0),
                         urg_rx: None,
                         urg_tx: None,
                         oob_inline: false,
@@ -304,6 +309,28 @@ impl Conn {
     /// reach the buffers any more.
     pub(crate) fn finished(&self) -> bool {
         self.orphaned.load(Ordering::Acquire) && self.shared.lock().close.closed()
+    }
+
+    /// One keeper tick for a connection whose socket closed while bytes
+    /// still wait for room in the peer's RMB: true once the peer has not
+    /// consumed anything for `ticks` ticks in a row (then it is aborted,
+    /// as TCP gives up on an orphaned connection the peer no longer reads).
+    pub(crate) fn stalled(&self, ticks: u32) -> bool {
+        if !self.orphaned.load(Ordering::Acquire) {
+            return false;
+        }
+        let mut sh = self.shared.lock();
+        if sh.tx_copied == sh.tx_prod || sh.error.is_some() {
+            sh.stall = (0, 0);
+            return false;
+        }
+        let acked = sh.tx_acked;
+        sh.stall = if sh.stall.0 == acked {
+            (acked, sh.stall.1.saturating_add(1))
+        } else {
+            (acked, 0)
+        };
+        sh.stall.1 >= ticks
     }
 
     /// The connection's close state, numbered as sock_diag reports it.

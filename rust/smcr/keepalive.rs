@@ -7,6 +7,8 @@
 //! connections lingers for a while (10 minutes, the client 10 seconds
 //! longer than the server, so that the server's orderly DELETE LINK ends
 //! both), then ends; a link group whose link went down leaves the registry.
+//! A closed socket's connection whose peer reads nothing for a minute is
+//! aborted, as TCP gives up on such an orphan.
 //!
 //! The registry runs [`LinkGroup::keep`] on each link group once per tick
 //! of its ticker, which runs only while there are link groups.
@@ -20,6 +22,10 @@ use kernel::time::msecs_to_jiffies;
 
 /// How often link groups are looked after, in milliseconds.
 pub(crate) const TICK_MS: u32 = 1000;
+/// Ticks a closed socket's connection may wait for a peer that does not
+/// read before it is aborted (about TCP's time for an orphaned connection
+/// whose peer announces no room).
+const ORPHAN_STALL_TICKS: u32 = 60_000 / TICK_MS;
 /// How long a TEST LINK may go unanswered (upstream's LLC wait time).
 const TESTLINK_WAIT_MS: u32 = 2_000;
 /// How long a server link group without connections lingers.
@@ -102,6 +108,12 @@ impl LinkGroup {
             }
         } else {
             act.idle_since.store(0, Ordering::Relaxed);
+            self.conns.lock().for_each(|c| {
+                if c.stalled(ORPHAN_STALL_TICKS) {
+                    smc_dbg!("lgr: closed connection {:#x} stalled, aborted", c.token);
+                    c.abort();
+                }
+            });
         }
         let tested = act.tested.load(Ordering::Relaxed);
         if tested != 0 {
