@@ -67,13 +67,15 @@ struct SmcRs {
 impl kernel::Module for SmcRs {
     fn init(module: &'static ThisModule) -> Result<Self> {
         let stats = PernetRegistration::new()?;
-        let sysctls = PernetRegistration::new()?;
         let ib = IbClient::register(c_str!("smc_rs"))?;
         let handshakes = HandshakeQueue::new()?;
         let link_groups = clc::SmcrLinkGroups::start()?;
         // The family first: taking family 43 is what tells whether upstream
         // SMC is loaded, and says so.
         let family = Registration::new(bindings::PF_SMC, c_str!("SMC"), module)?;
+        // The `net.smc` table only after it: upstream's would be there too.
+        // Meanwhile the defaults apply.
+        let sysctls = PernetRegistration::new()?;
         let ueids = ueid::Ueids::new();
         let netlink = GenlRegistration::register(module)?;
         let diag = DiagRegistration::register(bindings::PF_SMC as u8, module)?;
