@@ -44,15 +44,20 @@ host-test:
 	@cd wire && cargo test --quiet
 
 # Installs the module into DESTDIR/lib/modules/<release of the kernel it
-# was built for>/updates (depmod included) and the tools into
-# DESTDIR$(PREFIX)/sbin.
+# was built for>/updates (depmod included), the operator tools into
+# DESTDIR$(PREFIX)/sbin, smc_run (for every user, as upstream) into
+# DESTDIR$(PREFIX)/bin and its library as DESTDIR$(PREFIX)/lib/libsmc-preload.so
+# (smc_run looks in ../lib from where it is).
 install: modules tools
 	@PATH="$(KPATH)" $(MAKE) -C $(KDIR) M=$(TOP) INSTALL_MOD_PATH=$(DESTDIR) INSTALL_MOD_DIR=updates modules_install
 	@install -d $(DESTDIR)$(PREFIX)/sbin
 	@install -m 0755 tools/target/release/smcss tools/target/release/smcr tools/target/release/smcd $(DESTDIR)$(PREFIX)/sbin/
+	@install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib
+	@install -m 0755 tools/target/release/smc_run $(DESTDIR)$(PREFIX)/bin/
+	@install -m 0755 tools/target/release/libsmc_preload.so $(DESTDIR)$(PREFIX)/lib/libsmc-preload.so
 
-# Userspace operator tools (smcss, ...), built with the rustup toolchain on
-# PATH: tools/target/release/smcss.
+# Userspace operator tools (smcss, smcr, smcd, smc_run and its preload
+# library), built with the rustup toolchain on PATH: tools/target/release/.
 tools:
 	@cargo build --release --locked --manifest-path tools/Cargo.toml
 
@@ -103,7 +108,7 @@ help:
 	@echo '  make -s kdir         print the path of the built kernel tree'
 	@echo '  make check           run all tests: cargo test + kselftests in the VMs'
 	@echo '  make install        module and tools (DESTDIR=, PREFIX=/usr/local)'
-	@echo '  make tools           build the operator tools (tools/target/release/smcss, smcr, smcd)'
+	@echo '  make tools           build the operator tools (tools/target/release/smcss, smcr, smcd, smc_run, libsmc_preload.so)'
 	@echo '  make fuzz            short fuzzing pass over the wire parsers (fuzz-long: 10^7 runs each)'
 	@echo '  make demo            boot two VMs and show AF_SMC client and server talking'
 	@echo '  make bench           benchmark TCP, upstream smc.ko, smc_rs in VM pairs (BENCH_*=...; report, chart, JSON)'

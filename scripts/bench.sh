@@ -11,7 +11,7 @@
 #   BENCH_CONTENDERS="tcp upstream smc_rs"  BENCH_ROUNDS=1  BENCH_REPS=3
 #   BENCH_SECS=4  BENCH_STREAMS=4  BENCH_PP_COUNT=2000  BENCH_CPS_THREADS=4
 #   BENCH_IDLE_CONNS=200  BENCH_SETTLE=2  BENCH_CEILING=1  BENCH_RDMA_ITERS=2000
-#   BENCH_PORT=7400  BENCH_OUT=bench-results/<date>
+#   BENCH_PORT=7400  BENCH_REDIS_N=10000  BENCH_OUT=bench-results/<date>
 #
 # Every guest command only talks between 10.10.0.1 and 10.10.0.2, over the
 # VMs' private link (scripts/vm.sh); nothing here touches the network.
@@ -33,6 +33,7 @@ settle=${BENCH_SETTLE:-2}
 ceiling=${BENCH_CEILING:-1}
 rdma_iters=${BENCH_RDMA_ITERS:-2000}
 port=${BENCH_PORT:-7400}
+redis_n=${BENCH_REDIS_N:-10000}
 stamp=$(date +%Y-%m-%d-%H%M%S)
 out=${BENCH_OUT:-$top/bench-results/$stamp}
 
@@ -47,6 +48,7 @@ for v in BENCH_ROUNDS:rounds BENCH_REPS:reps BENCH_SECS:secs BENCH_STREAMS:strea
 		die "bench: ${v%%:*} must be a positive integer (got '$val')"
 	printf -v "$name" '%d' "$((10#$val))"
 done
+[[ $redis_n =~ ^[0-9]+$ ]] || die "bench: BENCH_REDIS_N is a number of requests (0: no Redis workload)"
 [ "$port" -lt 65000 ] || die "bench: BENCH_PORT must be below 65000 (it uses PORT and PORT+1)"
 [ "$ceiling" = 0 ] || [ "$ceiling" = 1 ] || die "bench: BENCH_CEILING is 0 or 1"
 [ "$settle" -le 60 ] || die "bench: BENCH_SETTLE is in seconds (at most 60)"
@@ -113,6 +115,7 @@ fi
 	echo "secs=$secs"
 	echo "streams=$streams"
 	echo "pp_count=$pp_count"
+	echo "redis_n=$redis_n"
 	echo "cps_threads=$cps_threads"
 	echo "idle_conns=$idle_conns"
 	echo "settle=$settle"
@@ -159,7 +162,7 @@ for round in $(seq "$rounds"); do
 		settings+=" BENCH_SECS=$secs BENCH_STREAMS=$streams BENCH_PP_COUNT=$pp_count"
 		settings+=" BENCH_CPS_THREADS=$cps_threads BENCH_IDLE_CONNS=$idle_conns"
 		settings+=" BENCH_SETTLE=$settle BENCH_CEILING=$ceil BENCH_RDMA_ITERS=$rdma_iters"
-		settings+=" BENCH_PORT=$port BENCH_BUDGET=$budget"
+		settings+=" BENCH_PORT=$port BENCH_BUDGET=$budget BENCH_REDIS_N=$redis_n"
 		bench "$prefix: booting the VM pair (module: $mod on both)"
 		t0=$(date +%s)
 		seen=0

@@ -98,7 +98,9 @@ check "clippy: smc_rs lints clean (CLIPPY=1, undocumented unsafe denied)" \
 check "smc_rs.ko builds against $(basename "$kdir")" make -C "$top" --no-print-directory modules KDIR="$kdir" || finish
 check "selftest programs build" make -C "$top/selftests" --no-print-directory || finish
 
-# 2b. The operator tools: unit tests, then the build the VM tests use.
+# 2b. The operator tools: the build the VM tests use (smc_run finds its
+# preload library next to it there, which its tests need), then the tests.
+check "tools build (smcss, smc_run, libsmc-preload)" make -C "$top" --no-print-directory tools || finish
 if (cd "$top/tools" && cargo test --release --locked --color never >"$out/tools-test.log" 2>&1); then :; else
 	grep -q '^test .* \.\.\. ' "$out/tools-test.log" || record "not ok - tools: cargo test builds"
 fi
@@ -108,7 +110,6 @@ while read -r _ name _ status; do
 	*) record "not ok - tools: $name" ;;
 	esac
 done < <(grep -E '^test .* \.\.\. (ok|FAILED)' "$out/tools-test.log")
-check "tools build (smcss)" make -C "$top" --no-print-directory tools || finish
 
 # 3. One VM: load/unload, family ownership, loopback echo, unload safety.
 vm_run() {

@@ -17,6 +17,7 @@ apt_pkgs=(
 	libbpf-dev bpftool
 	python3-venv g++
 	gnuplot-nox
+	redis-server redis-tools
 	tshark
 )
 

@@ -66,7 +66,11 @@ fi
 stats_counted() {
 	local c=0 s=0 k=$((n + 1))
 	# The server has also served the connection whose link is lost below.
-	[ "$1" = client ] && c=$k || { k=$((n + many + lost + big + short + 1 + rmem_probe)); s=$k; }
+	# The server also counts the client's Redis connections (smc_run_redis.sh).
+	[ "$1" = client ] && c=$k || {
+		k=$((n + many + lost + big + short + 1 + rmem_probe + $(cat "$SMC_OUT/redis-conns" 2>/dev/null || echo 0)))
+		s=$k
+	}
 	"$smcr" -d stats
 	"$smcr" -d stats | grep -Eq "^  SMC connections +$k \(client $c, server $s\)" &&
 		"$smcr" -d stats | grep -Eq "^    v2 +$k\$" &&
@@ -82,15 +86,20 @@ rxe_counted() {
 	[ $((after - $2)) -ge $((total / 4096)) ]
 }
 
+# Unmodified programs under smc_run: smc_preload_check now, Redis below.
+. "$here/smc_run_redis.sh"
+
 sent_before=$(cat "$counters/sent_pkts")
 rcvd_before=$(cat "$counters/rcvd_pkts")
 if [ "$side" = server ]; then
+	redis_server_start
 	view_server_side &
 	viewer=$!
 	run_test "$mine server for SMC-R clients (server side)" \
 		timeout 1500 smc_echo server -f smc -p 7301 \
 		-n "$((n + many + lost + big + short + 1 + rmem_probe))"
 	wait "$viewer"
+	redis_server_finish
 else
 	view_client_side
 	for s in $sizes; do
@@ -136,6 +145,9 @@ rmem_seen() {
 	run_test "$mine client: $short short SMC-R connections (1 byte echoed each)" \
 		timeout 900 smc_echo client -f smc -a "$peer" -p 7301 -s 1 -n "$short_threads" \
 		-r "$((short / short_threads))" -w 90
+
+# Redis through smc_run, while the client still has its device.
+[ "$side" = client ] && redis_client_run
 
 # The client's RDMA device goes away in the middle of a 64 MiB echo: the
 # client's calls fail (or the echo completes first); nothing hangs on

@@ -15,7 +15,8 @@
 # BENCH_FAMILY (tcp|smc), BENCH_REPS, BENCH_SECS, BENCH_PP_COUNT,
 # BENCH_CPS_THREADS, BENCH_STREAMS, BENCH_IDLE_CONNS, BENCH_SETTLE,
 # BENCH_CEILING (1: ib_write_bw/ib_write_lat in this boot), BENCH_RDMA_ITERS,
-# BENCH_PORT, BENCH_BUDGET (seconds the server waits at most).
+# BENCH_PORT, BENCH_BUDGET (seconds the server waits at most),
+# BENCH_REDIS_N (requests per redis-benchmark test; 0: no Redis workload).
 # BENCH_DRYRUN=1 is for checking this script on a host over loopback (both
 # roles on 127.0.0.1, no sysctl changes, no cache drops); make bench never
 # sets it.
@@ -48,6 +49,8 @@ ceiling=${BENCH_CEILING:-0}
 rdma_iters=${BENCH_RDMA_ITERS:-2000}
 port=${BENCH_PORT:-7400}
 budget=${BENCH_BUDGET:-1200}
+redis_n=${BENCH_REDIS_N:-10000}
+redis_port=$((port + 10))
 dryrun=${BENCH_DRYRUN:-0}
 server_addr=10.10.0.1
 [ "$dryrun" = 1 ] && server_addr=127.0.0.1
@@ -55,6 +58,7 @@ bin=$here/smc_bench
 smcss=$top/tools/target/release/smcss
 smcr=$top/tools/target/release/smcr
 perftest_port=18515
+smc_run=$top/tools/target/release/smc_run
 self="bash $here/bench-vm.sh"
 
 note() { printf '%s\n' "$*" >>"$SMC_OUT/notes-vm$SMC_VM.txt"; }
@@ -103,6 +107,79 @@ counters() {
 				/^  Data transmitted \(Bytes\)/ { n++; print (n == 1 ? "smc_rx_bytes=" : "smc_tx_bytes=") $4 }'
 		fi
 	} >"$1" 2>/dev/null
+}
+
+# as_contender PROGRAM ARGS...: runs an unmodified program as the contender
+# has it: under smc_run for the SMC contenders, as it is for TCP.
+as_contender() {
+	if smc_contender; then
+		"$smc_run" "$@"
+	else
+		"$@"
+	fi
+}
+
+# redis_server start|stop: Redis on VM 1 (ctl request), started as the
+# contender has it, answering on $server_addr:$redis_port.
+redis_server() {
+	local pidfile=/tmp/bench-redis.pid
+	case "$1" in
+	start)
+		command -v redis-server >/dev/null || { note "no redis-server"; return 1; }
+		as_contender setsid redis-server --port "$redis_port" --bind "$server_addr" \
+			--protected-mode no --save "" --appendonly no --dir /tmp \
+			--pidfile "$pidfile" --daemonize yes \
+			--logfile "$SMC_OUT/redis-server-vm$SMC_VM.txt" </dev/null >/dev/null 2>&1
+		for _ in $(seq 100); do
+			[ "$(redis-cli -h "$server_addr" -p "$redis_port" ping 2>/dev/null)" = PONG ] && return 0
+			sleep 0.1
+		done
+		note "redis-server did not answer"
+		return 1
+		;;
+	stop)
+		[ -s "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null
+		rm -f "$pidfile"
+		sleep 1
+		;;
+	esac
+}
+
+# redis_workload REP: redis-benchmark SET and GET with 1 and 50 clients
+# against the server's Redis, both programs as the contender runs them;
+# RESULT lines metric=redis_{set,get}_c{1,50} in requests/s.
+redis_workload() {
+	local r=$1 c csv rc label=redis-r$1 t rps
+	progress "redis-benchmark SET/GET, 1 and 50 clients, rep $r/$reps"
+	if ! ctl "redis start"; then
+		for c in 1 50; do
+			for t in set get; do
+				echo "RESULT metric=redis_${t}_c$c rep=$r status=failed family=$family error=no-server" \
+					>>"$SMC_OUT/results.txt"
+			done
+		done
+		return
+	fi
+	counters "$SMC_OUT/ctr-$label-before-vm2.txt"
+	for c in 1 50; do
+		csv=$SMC_OUT/redis-c$c-r$r-vm2.csv
+		rc=0
+		as_contender timeout 600 redis-benchmark -h "$server_addr" -p "$redis_port" \
+			-t set,get -n "$redis_n" -c "$c" --csv >"$csv" 2>>"$SMC_OUT/client-stderr.txt" &
+		# The connections as smc_diag sees them, while they are open.
+		[ "$c" = 50 ] && { sleep 1; $self probe "$label"; }
+		wait $! || rc=$?
+		for t in set get; do
+			rps=$(awk -F'"' -v T="${t^^}" '$2 == T { print $4; exit }' "$csv")
+			if [ "$rc" = 0 ] && [ -n "$rps" ]; then
+				echo "RESULT metric=redis_${t}_c$c rep=$r status=ok value=$rps unit=req/s family=$family"
+			else
+				echo "RESULT metric=redis_${t}_c$c rep=$r status=failed family=$family error=exit-$rc"
+			fi >>"$SMC_OUT/results.txt"
+		done
+	done
+	counters "$SMC_OUT/ctr-$label-after-vm2.txt"
+	ctl "redis stop"
 }
 
 smcss_dump() {
@@ -266,6 +343,7 @@ client() {
 		workload cps1 "$r" "connections/s, 1 thread" cps1 -- -w cps -t 1
 		workload "cps$cps_threads" "$r" "connections/s, $cps_threads threads" "cps$cps_threads" -- \
 			-w cps -t "$cps_threads"
+		[ "$redis_n" -gt 0 ] && redis_workload "$r"
 	done
 	if [ "$ceiling" = 1 ]; then
 		for r in $(seq "$reps"); do ceiling_run "$r"; done
@@ -289,6 +367,7 @@ ctl)
 	snap) snap "$2" ;;
 	probe) smcss_dump >"$SMC_OUT/smcss-$2-vm$SMC_VM.txt" 2>&1 ;;
 	perftest) perftest_server "$2" "$3" ;;
+	redis) redis_server "$2" ;;
 	*) exit 2 ;;
 	esac
 	;;

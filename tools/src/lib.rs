@@ -11,7 +11,8 @@
 //!   and reject the same command lines as upstream's C tools;
 //! * [`smcss`]: the `smcss` table (header, rows, filters), pure functions;
 //! * [`smcr`]: `smcr`/`smcd` (`ueid`, `info`, `stats`), the program over
-//!   any netlink transport.
+//!   any netlink transport;
+//! * [`smc_run`]: `smc_run`'s options and where its preload library is.
 //!
 //! Each tool is a thin binary under `src/bin/`.
 
@@ -21,6 +22,7 @@ pub mod genl;
 pub mod getopt;
 pub mod netlink;
 pub mod smc_diag;
+pub mod smc_run;
 pub mod smcr;
 pub mod smcss;
 

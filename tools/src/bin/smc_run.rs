@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `smc_run [ -d ] [ -r SIZE ] [ -t SIZE ] COMMAND`: runs COMMAND with
+//! `libsmc-preload.so` preloaded, so that its TCP sockets (and those of
+//! its children) are SMC sockets. See `smc_tools::smc_run`.
+
+use smc_tools::smc_run::{self, Action};
+use smc_tools::{strerror, EXIT_FAILURE};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{exit, Command};
+
+fn main() {
+    let argv: Vec<_> = std::env::args_os().skip(1).collect();
+    let run = match smc_run::parse(&argv) {
+        Action::Help => {
+            print!("{}", smc_run::usage());
+            exit(0);
+        }
+        Action::Version => {
+            print!("{}", smc_run::version());
+            exit(0);
+        }
+        Action::Error(text) => {
+            println!("{text}");
+            exit(EXIT_FAILURE);
+        }
+        Action::Run(run) => run,
+    };
+    let Some(lib) = find_library() else {
+        eprintln!(
+            "smc_run: Error: Could not find '{}' next to smc_run or in ../lib, ../lib64",
+            smc_run::LIB_NAME
+        );
+        exit(2);
+    };
+    let mut cmd = Command::new(&run.command[0]);
+    cmd.args(&run.command[1..]);
+    // Upstream raises the system's limits when a size needs it (root only).
+    if let Some(size) = run.rcvbuf {
+        raise_core_max("rmem_max", size);
+        cmd.env("SMC_RCVBUF", size.to_string());
+    }
+    if let Some(size) = run.sndbuf {
+        raise_core_max("wmem_max", size);
+        cmd.env("SMC_SNDBUF", size.to_string());
+    }
+    cmd.env("SMC_DEBUG", if run.debug { "1" } else { "0" });
+    let preload = smc_run::ld_preload(std::env::var_os("LD_PRELOAD").as_deref(), &lib);
+    cmd.env("LD_PRELOAD", preload);
+    let err = cmd.exec();
+    eprintln!(
+        "smc_run: {}: {}",
+        run.command[0].to_string_lossy(),
+        match err.raw_os_error() {
+            Some(code) if code == libc::ENOENT => "command not found".to_string(),
+            Some(code) => strerror(code),
+            None => err.to_string(),
+        }
+    );
+    exit(smc_run::exec_failure_code(&err));
+}
+
+/// The preload library for this `smc_run`, by its real location.
+fn find_library() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?.canonicalize().ok()?;
+    let dir = exe.parent()?;
+    smc_run::library_candidates(dir)
+        .into_iter()
+        .find(|p| p.is_file())
+        .and_then(|p| p.canonicalize().ok())
+}
+
+/// `net.core.NAME` up to `size` when it is below (as upstream's
+/// `adjust_core_net_max`); a failure is said and the run goes on.
+fn raise_core_max(name: &str, size: i32) {
+    let path = Path::new("/proc/sys/net/core").join(name);
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return;
+    };
+    let Ok(current) = text.trim().parse::<i64>() else {
+        return;
+    };
+    if current >= i64::from(size) {
+        return;
+    }
+    if let Err(e) = std::fs::write(&path, format!("{size}\n")) {
+        eprintln!("smc_run: cannot raise net.core.{name} to {size}: {e}");
+    }
+}
