@@ -49,7 +49,7 @@ host-test:
 install: modules tools
 	@PATH="$(KPATH)" $(MAKE) -C $(KDIR) M=$(TOP) INSTALL_MOD_PATH=$(DESTDIR) INSTALL_MOD_DIR=updates modules_install
 	@install -d $(DESTDIR)$(PREFIX)/sbin
-	@install -m 0755 tools/target/release/smcss tools/target/release/smcr tools/target/release/smcd $(DESTDIR)$(PREFIX)/sbin/
+	@install -m 0755 tools/target/release/smcss tools/target/release/smcr tools/target/release/smcd tools/target/release/smc_pnet $(DESTDIR)$(PREFIX)/sbin/
 
 # Userspace operator tools (smcss, ...), built with the rustup toolchain on
 # PATH: tools/target/release/smcss.

@@ -21,6 +21,7 @@ pub mod genl;
 pub mod getopt;
 pub mod netlink;
 pub mod smc_diag;
+pub mod smc_pnet;
 pub mod smcr;
 pub mod smcss;
 
