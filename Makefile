@@ -51,7 +51,7 @@ host-test:
 install: modules tools
 	@PATH="$(KPATH)" $(MAKE) -C $(KDIR) M=$(TOP) INSTALL_MOD_PATH=$(DESTDIR) INSTALL_MOD_DIR=updates modules_install
 	@install -d $(DESTDIR)$(PREFIX)/sbin
-	@install -m 0755 tools/target/release/smcss tools/target/release/smcr tools/target/release/smcd $(DESTDIR)$(PREFIX)/sbin/
+	@install -m 0755 tools/target/release/smcss tools/target/release/smcr tools/target/release/smcd tools/target/release/smc_pnet $(DESTDIR)$(PREFIX)/sbin/
 	@install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib
 	@install -m 0755 tools/target/release/smc_run $(DESTDIR)$(PREFIX)/bin/
 	@install -m 0755 tools/target/release/libsmc_preload.so $(DESTDIR)$(PREFIX)/lib/libsmc-preload.so

@@ -9,16 +9,14 @@
 //! that every later call is TCP's own, with TCP's exact semantics and no
 //! extra cost; `release` undoes the redirection.
 
-use crate::smcr::conn::Conn;
-use kernel::sync::Arc;
 use crate::listen::{self, ListenCounters, ListenSocket, Listener};
+use crate::smcr::conn::Conn;
 use crate::stats::{count, Event, Side};
 use crate::sys::args::{
     MsgHdr, PollTable, SavedAddr, SockAddr, SockAddrOut, SockoptIn, SockoptOut,
 };
 use crate::sys::bindings as b;
 use crate::sys::diag::{DiagExt, DiagInfo, SockDiag};
-use crate::sys::sync::{new_spinlock_bh, SpinLockBh};
 use crate::sys::errno::{EINVAL, ENOPROTOOPT, EPROTONOSUPPORT, ESOCKTNOSUPPORT};
 use crate::sys::family::{AcceptArg, SocketFamily};
 use crate::sys::listen::ListenOwner;
@@ -26,11 +24,13 @@ use crate::sys::net::Net;
 use crate::sys::print::smc_dbg;
 use crate::sys::sock::{SmcSk, SockGuard, SockState};
 use crate::sys::socket::{FileRedirect, Socket};
+use crate::sys::sync::{new_spinlock_bh, SpinLockBh};
 use crate::sys::tcp::KernelSocket;
 use crate::sys::work::SockWork;
 use crate::wire::clc::DeclineReason;
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::prelude::*;
+use kernel::sync::Arc;
 use kernel::workqueue::{impl_has_work, new_work, Work, WorkItem};
 
 mod connect;
@@ -109,7 +109,11 @@ impl SockDiag for SmcSock {
             match held.as_ref() {
                 Some(c) => (
                     ext.conninfo().then(|| c.diag()),
-                    if ext.lgrinfo() { c.lgr.link_diag() } else { None },
+                    if ext.lgrinfo() {
+                        c.lgr.link_diag()
+                    } else {
+                        None
+                    },
                     Some(c.sk_state()),
                 ),
                 None => (None, None, None),

@@ -6,7 +6,7 @@
 //! groups pick their device there ([`select`]).
 
 pub(crate) mod info;
-mod pnet;
+pub(crate) mod pnet;
 mod select;
 
 pub(crate) use select::{find_smcr_v2_device, local_systemid, SmcrV2Device};
@@ -54,14 +54,24 @@ struct SmcIbPort {
     active_mtu: AtomicU32,
     /// Entries in the GID table (fixed per port).
     gid_table_len: u32,
-    /// The port's PNETID, all padding when it has none (no source sets one
-    /// yet: hardware PNETIDs exist on s390 only, the PNET table is to come).
+    /// The port's hardware PNETID, all padding when it has none (hardware
+    /// PNETIDs exist on s390 only).
     pnetid: [u8; PNETID_LEN],
 }
 
 impl SmcIbPort {
-    fn pnetid(&self) -> Option<PnetId> {
+    /// The port's PNETID: the hardware's, else the PNET table's for this
+    /// port of `dev` (upstream applies the table's when neither the
+    /// hardware's nor an earlier entry set one). Does not sleep.
+    fn pnetid(&self, dev: &IbDevice) -> Option<PnetId> {
         PnetId::new(self.pnetid)
+            .or_else(|| pnet::ib_port_pnetid(dev.name().to_bytes(), self.number))
+    }
+
+    /// Whether the port's PNETID comes from the PNET table.
+    fn pnetid_by_user(&self, dev: &IbDevice) -> bool {
+        PnetId::new(self.pnetid).is_none()
+            && pnet::ib_port_pnetid(dev.name().to_bytes(), self.number).is_some()
     }
 }
 

@@ -11,6 +11,7 @@
 //! TCP listener's own queue, and TCP applies its backlog to new SYNs.
 
 use crate::clc::{server_handshake, ServerOutcome};
+use crate::smcr::conn::Conn;
 use crate::stats::{count, Event, Side};
 use crate::sys::errno::{EAGAIN, EINVAL};
 use crate::sys::listen::ListenHook;
@@ -22,7 +23,6 @@ use crate::sys::work::spawn_handshake;
 use crate::wire::clc::DeclineReason;
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::prelude::*;
-use crate::smcr::conn::Conn;
 use kernel::sync::Arc;
 use kernel::types::ARef;
 

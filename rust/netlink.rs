@@ -9,33 +9,36 @@ use crate::stats;
 use crate::sys::bindings as b;
 use crate::sys::errno::{EINVAL, EMSGSIZE, EOPNOTSUPP};
 use crate::sys::genl::{
-    hostname, CommandKind, GenlCommand, GenlDump, GenlFamily, GenlMessage, GenlRequest,
+    hostname, AttrPolicy, CommandKind, GenlCommand, GenlDump, GenlFamily, GenlMessage, GenlRequest,
 };
 use crate::sys::print::smc_dbg;
 use crate::ueid::{self, Eid, EID_LEN};
 use core::ffi::c_long;
 use kernel::prelude::*;
 
+mod pnet;
 mod smcr;
+
+pub(crate) use pnet::PnetNetlink;
 
 /// The SMC generic netlink family.
 pub(crate) struct SmcNetlink;
 
 const EID_ATTR: u16 = b::SMC_NLA_EID_TABLE_ENTRY as u16;
 /// A UEID attribute: 32 characters and a NUL.
-const EID_STRING: &[(u16, u16)] = &[(EID_ATTR, EID_LEN as u16)];
+const EID_STRING: &[(u16, AttrPolicy)] = &[(EID_ATTR, AttrPolicy::String(EID_LEN as u16))];
 
 const fn command(
     cmd: u32,
     kind: CommandKind,
     admin: bool,
-    strings: &'static [(u16, u16)],
+    attrs: &'static [(u16, AttrPolicy)],
 ) -> GenlCommand {
     GenlCommand {
         cmd: cmd as u8,
         kind,
         admin,
-        strings,
+        attrs,
     }
 }
 

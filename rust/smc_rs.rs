@@ -19,8 +19,8 @@ mod clc;
 mod ib;
 mod listen;
 mod netlink;
-mod stats;
 mod smcr;
+mod stats;
 mod sys;
 mod sysctl;
 mod ueid;
@@ -55,11 +55,13 @@ struct SmcRs {
     _diag: DiagRegistration<af_smc::SmcSock>,
     _family: Registration<af_smc::SmcSock>,
     _netlink: GenlRegistration<netlink::SmcNetlink>,
+    _pnet_netlink: GenlRegistration<netlink::PnetNetlink>,
     _ueids: ueid::Ueids,
     _handshakes: HandshakeQueue,
     _link_groups: clc::SmcrLinkGroups,
     _ib: IbClient<ib::SmcIbClient>,
     _stats: PernetRegistration<stats::NetStats>,
+    _pnet_tables: PernetRegistration<ib::pnet::PnetTable>,
     _sysctls: PernetRegistration<sysctl::NetSysctls>,
     _tcp_option: TcpSmcOption,
 }
@@ -67,6 +69,7 @@ struct SmcRs {
 impl kernel::Module for SmcRs {
     fn init(module: &'static ThisModule) -> Result<Self> {
         let stats = PernetRegistration::new()?;
+        let pnet_tables = PernetRegistration::new()?;
         let ib = IbClient::register(c_str!("smc_rs"))?;
         let handshakes = HandshakeQueue::new()?;
         let link_groups = clc::SmcrLinkGroups::start()?;
@@ -78,6 +81,7 @@ impl kernel::Module for SmcRs {
         let sysctls = PernetRegistration::new()?;
         let ueids = ueid::Ueids::new();
         let netlink = GenlRegistration::register(module)?;
+        let pnet_netlink = GenlRegistration::register(module)?;
         let diag = DiagRegistration::register(bindings::PF_SMC as u8, module)?;
         pr_info!("AF_SMC (family {}) registered\n", bindings::PF_SMC);
         Ok(SmcRs {
@@ -85,11 +89,13 @@ impl kernel::Module for SmcRs {
             _diag: diag,
             _family: family,
             _netlink: netlink,
+            _pnet_netlink: pnet_netlink,
             _ueids: ueids,
             _handshakes: handshakes,
             _link_groups: link_groups,
             _ib: ib,
             _stats: stats,
+            _pnet_tables: pnet_tables,
             _sysctls: sysctls,
             _tcp_option: TcpSmcOption::enable(),
         })

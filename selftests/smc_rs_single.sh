@@ -484,6 +484,62 @@ t_smcr() {
 	return $rc
 }
 
+# pnet_observations: what our smc_pnet (tools/) prints and returns for the
+# PNET table, one block per command (run against smc_rs and upstream smc.ko).
+pnet_observations() {
+	local pnet=$SMC_TOP/tools/target/release/smc_pnet c
+	local nobody="setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all"
+	for c in "-f" "" "-a net1 -I lo" "-a NET2 -I nosuch0" "-a net3 -I lo" \
+		"-a a-b -I smcfb0" "-a ABCDEFGHIJKLMNOPQ -I smcfb0" "-a rdma1 -D smcfbrxe0 -P 1" \
+		"-a rdma2 -D smcfbrxe0 -P 2" "-a rdma3 -D nosuchdev -P 2" "-a x -D d -P 3" \
+		"-a both -I smcfb0 -D nosuchdev" "-s" "-s NET1" "-s nothere" "NET1" \
+		"-d NET1" "-d NET1" "-d" "-s -I lo" "-a"; do
+		echo "# smc_pnet $c"
+		# shellcheck disable=SC2086
+		$pnet $c 2>&1
+		echo "exit $?"
+	done
+	echo "# unprivileged"
+	$nobody "$pnet" -a priv -I lo 2>&1; echo "exit $?"
+	$nobody "$pnet" -f 2>&1; echo "exit $?"
+	$nobody "$pnet" -s 2>&1; echo "exit $?"
+	echo "# namespace"
+	ip netns add smcpn1
+	ip netns exec smcpn1 "$pnet" -s 2>&1; echo "exit $?"
+	ip netns exec smcpn1 "$pnet" -a inns -I lo 2>&1; echo "exit $?"
+	ip netns exec smcpn1 "$pnet" -a innsib -D smcfbrxe0 2>&1; echo "exit $?"
+	ip netns exec smcpn1 "$pnet" -s 2>&1; echo "exit $?"
+	"$pnet" -s INNS 2>&1; echo "exit $?"
+	ip netns exec smcpn1 "$pnet" -f 2>&1; echo "exit $?"
+	ip netns del smcpn1
+	echo "# hostile"
+	python3 "$here/smc_pnet_hostile.py" 2>&1
+	echo "# flush"
+	$pnet -f 2>&1; echo "exit $?"
+	$pnet 2>&1; echo "exit $?"
+}
+
+t_pnet_table() {
+	# The PNET table (SMC_PNETID) through our smc_pnet: smc_rs must answer
+	# every step (errors, privileges, namespaces, malformed requests)
+	# exactly as upstream smc.ko, without a splat.
+	local dir rc=0 logged
+	dir=$(mktemp -d)
+	smc_possible up || return 1
+	logged=$(dmesg | wc -l)
+	pnet_observations >"$dir/smc_rs.txt"
+	dmesg | tail -n +$((logged + 1)) | grep -E 'BUG|Oops|WARNING:|Call Trace|UBSAN|KASAN' && rc=1
+	rmmod smc_rs && modprobe smc || return 1
+	pnet_observations >"$dir/upstream.txt"
+	rmmod smc; insmod "$SMC_TOP/smc_rs.ko" || return 1
+	smc_possible down
+	cat "$dir/smc_rs.txt"
+	grep -q '^NET1 lo n/a 255$' "$dir/smc_rs.txt" || rc=1
+	grep -q '^RDMA1 n/a smcfbrxe0 1$' "$dir/smc_rs.txt" || rc=1
+	diff -u "$dir/upstream.txt" "$dir/smc_rs.txt" || rc=1
+	return $rc
+}
+
 t_genl_stats() {
 	# Statistics over SMC_GEN_NETLINK after known connections (from a
 	# freshly loaded module): three AF_SMC clients of a TCP server and a TCP
@@ -580,6 +636,7 @@ run_test "net.smc sysctls per network namespace" t_sysctl_netns
 run_test "net.smc sysctl limit_smc_hs is SMC_NETLINK's handshake limitation" t_sysctl_limit_hs
 run_test "smcss (tools/) prints for smc_rs what it prints for upstream smc_diag" t_smcss
 run_test "smcr ueid/info (tools/) print for smc_rs what they print for upstream" t_smcr
+run_test "PNET table (SMC_PNETID, smc_pnet) answers exactly as upstream's" t_pnet_table
 run_test "SMC_GEN_NETLINK statistics, fallback statistics and smcr stats as upstream's" t_genl_stats
 run_test "no RDMA device, no UEID: no SMC option on the SYN (tshark), NOSMCDEV at once, as upstream's code" \
 	t_no_smc_option_without_device

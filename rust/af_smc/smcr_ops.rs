@@ -33,9 +33,16 @@ pub(super) fn sendmsg(
     let urgent = flags & b::MSG_OOB != 0;
     let (nodelay, cork) = clcsock.sk().nodelay_cork();
     let more = flags & b::MSG_MORE != 0 || cork;
-    let r = tx::send(conn, &mut msg, len, nonblock, urgent, more, nodelay, |ready| {
-        st.wait_exclusive(clcsock, &mut timeo, ready)
-    });
+    let r = tx::send(
+        conn,
+        &mut msg,
+        len,
+        nonblock,
+        urgent,
+        more,
+        nodelay,
+        |ready| st.wait_exclusive(clcsock, &mut timeo, ready),
+    );
     st.set_sk_state(conn.sk_state());
     match r {
         Ok(n) => Ok(n as i32),
@@ -63,9 +70,16 @@ pub(super) fn recvmsg(
     if flags & b::MSG_OOB != 0 {
         return Ok(rx::recv_urgent(conn, &mut msg, len, peek, inline)? as i32);
     }
-    let r = rx::recv(conn, &mut msg, len, nonblock, peek, waitall, inline, |ready| {
-        st.wait_exclusive(clcsock, &mut timeo, ready)
-    });
+    let r = rx::recv(
+        conn,
+        &mut msg,
+        len,
+        nonblock,
+        peek,
+        waitall,
+        inline,
+        |ready| st.wait_exclusive(clcsock, &mut timeo, ready),
+    );
     st.set_sk_state(conn.sk_state());
     Ok(r? as i32)
 }

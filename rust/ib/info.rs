@@ -21,6 +21,8 @@ pub(crate) struct PortInfo {
     pub(crate) ifindex: u32,
     /// Its PNETID, NUL padded (all NUL: none).
     pub(crate) pnetid: [u8; PNETID_LEN],
+    /// The PNETID comes from the PNET table.
+    pub(crate) pnetid_by_user: bool,
 }
 
 /// A device, for a listing.
@@ -68,7 +70,8 @@ pub(crate) fn devices() -> Result<KVec<DeviceInfo>> {
                     number: p.number,
                     active: p.active.load(Ordering::Acquire),
                     ifindex,
-                    pnetid: p.pnetid,
+                    pnetid: p.pnetid(ib).map_or([0; PNETID_LEN], |id| *id.raw()),
+                    pnetid_by_user: p.pnetid_by_user(ib),
                 },
                 GFP_KERNEL,
             )?;

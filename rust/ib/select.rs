@@ -76,7 +76,7 @@ fn port_gid(dev: &SmcIbDevice, port: &SmcIbPort, net: &Net, route: &RouteInfo) -
             .dev
             .find_roce_v2_gid(port.number, &own, Some((net, route.ifindex)))?,
         Some(pnetid) => {
-            if !port.pnetid().is_some_and(|p| p.matches(&pnetid)) {
+            if !port.pnetid(&dev.dev).is_some_and(|p| p.matches(&pnetid)) {
                 return None;
             }
             let in_net = |e: &GidEntry| e.net_id == net.id();

@@ -166,7 +166,10 @@ fn fill_device(m: &mut GenlMessage<'_>, dev: &DeviceInfo, lgrs: &[Arc<LinkGroup>
             .count();
         let attr = b::SMC_NLA_DEV_PORT + p.number - 1;
         m.nest(attr as u16, |m| {
-            m.put_u8(b::SMC_NLA_DEV_PORT_PNET_USR as u16, 0)?;
+            m.put_u8(
+                b::SMC_NLA_DEV_PORT_PNET_USR as u16,
+                u8::from(p.pnetid_by_user),
+            )?;
             m.put_str(b::SMC_NLA_DEV_PORT_PNETID as u16, &p.pnetid)?;
             m.put_u32(b::SMC_NLA_DEV_PORT_NETDEV as u16, p.ifindex)?;
             m.put_u8(b::SMC_NLA_DEV_PORT_VALID as u16, 1)?;

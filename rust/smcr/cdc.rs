@@ -9,8 +9,8 @@ use super::inject;
 use super::lgr::LinkGroup;
 use super::rejects::{self, Reject};
 use crate::sys::errno::{ECONNABORTED, ECONNRESET};
-use crate::wire::close::CloseEvent;
 use crate::wire::cdc::{seq_before, CdcMsg, ProducerFlags, CDC_LEN};
+use crate::wire::close::CloseEvent;
 use crate::wire::cursor::{peer_consumer_advance, peer_producer_advance, CursorError};
 use kernel::prelude::*;
 use kernel::sync::Arc;
@@ -76,9 +76,7 @@ fn apply(conn: &Arc<Conn>, cdc: &CdcMsg) {
         settle = true;
     }
     // The peer consumed our last urgent byte: the next may go.
-    let urgent_gone = sh
-        .urg_tx
-        .is_some_and(|p| sh.tx_prod > p && sh.tx_acked > p);
+    let urgent_gone = sh.urg_tx.is_some_and(|p| sh.tx_prod > p && sh.tx_acked > p);
     if urgent_gone {
         sh.urg_tx = None;
     }
@@ -99,9 +97,18 @@ fn apply(conn: &Arc<Conn>, cdc: &CdcMsg) {
     sh.peer_state.peer_conn_closed |= f.peer_conn_closed;
     sh.peer_state.peer_conn_abort |= f.peer_conn_abort;
     let events = [
-        (f.peer_done_writing && !old.peer_done_writing, CloseEvent::PeerDoneWriting),
-        (f.peer_conn_closed && !old.peer_conn_closed, CloseEvent::PeerConnClosed),
-        (f.peer_conn_abort && !old.peer_conn_abort, CloseEvent::PeerConnAbort),
+        (
+            f.peer_done_writing && !old.peer_done_writing,
+            CloseEvent::PeerDoneWriting,
+        ),
+        (
+            f.peer_conn_closed && !old.peer_conn_closed,
+            CloseEvent::PeerConnClosed,
+        ),
+        (
+            f.peer_conn_abort && !old.peer_conn_abort,
+            CloseEvent::PeerConnAbort,
+        ),
     ];
     for (new, ev) in events {
         if new {
@@ -150,7 +157,11 @@ fn take_cursors(conn: &Conn, sh: &mut ConnShared, cdc: &CdcMsg) -> Result<(), Cu
     let psize = sh.peer.size;
     if psize == 0 {
         // The peer's RMB is not known yet: it cannot have read anything.
-        return if cdc.cons == sh.peer_cons_curs { Ok(()) } else { Err(CursorError::Overrun) };
+        return if cdc.cons == sh.peer_cons_curs {
+            Ok(())
+        } else {
+            Err(CursorError::Overrun)
+        };
     }
     let prod = cursor_of(sh.tx_prod, psize);
     match peer_consumer_advance(sh.peer_cons_curs, cdc.cons, prod, psize) {

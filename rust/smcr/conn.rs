@@ -19,8 +19,8 @@ use crate::wire::cursor::Cursor;
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{new_mutex, Arc, Mutex};
-use kernel::workqueue::{impl_has_work, new_work, Work, WorkItem};
 use kernel::types::ARef;
+use kernel::workqueue::{impl_has_work, new_work, Work, WorkItem};
 
 /// Connections per link group (upstream's maximum).
 pub(crate) const CONNS_PER_LGR: usize = 255;

@@ -18,6 +18,7 @@ use super::conn::{Conn, ConnTable};
 use super::keepalive::Activity;
 use super::slots::Slots;
 use crate::ib::SmcrV2Device;
+use crate::sys::errno::{EAGAIN, ENOLINK, ENOMEM, ETIMEDOUT};
 use crate::sys::ib::buf::DmaBuf;
 use crate::sys::ib::cq::Cq;
 use crate::sys::ib::device::IbDevice;
@@ -28,7 +29,6 @@ use crate::sys::ib::wr::QpHandler;
 use crate::sys::ib::wr::{QpEvent, Sge, WcStatus};
 use crate::sys::print::smc_dbg;
 use crate::sys::sync::{new_spinlock_bh, SpinLockBh};
-use crate::sys::errno::{EAGAIN, ENOLINK, ENOMEM, ETIMEDOUT};
 use crate::sysctl::LgrParams;
 use crate::wire::llc::LLC_LEN;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
@@ -306,14 +306,23 @@ impl LinkGroup {
 
     /// Posts receive slot `slot`: its 48-byte buffer, and the v2 buffer's
     /// tail for longer messages.
-    fn post_recv_slot<S: QpState>(&self, qp: &Qp<S, LinkGroup>, slot: u32, with_v2: bool) -> Result {
+    fn post_recv_slot<S: QpState>(
+        &self,
+        qp: &Qp<S, LinkGroup>,
+        slot: u32,
+        with_v2: bool,
+    ) -> Result {
         let off = slot as usize * 64;
         let head = qp
             .local_sge(RX_BUFS, off, WR_BUF_SIZE as u32)
             .ok_or(ENOLINK)?;
         if with_v2 {
             let tail = qp
-                .local_sge(RX_V2_BUF, WR_BUF_SIZE, (WR_BUF_V2_SIZE - WR_BUF_SIZE) as u32)
+                .local_sge(
+                    RX_V2_BUF,
+                    WR_BUF_SIZE,
+                    (WR_BUF_V2_SIZE - WR_BUF_SIZE) as u32,
+                )
                 .ok_or(ENOLINK)?;
             qp.post_recv(slot, &[head, tail])
         } else {
@@ -655,7 +664,11 @@ impl LinkGroup {
 
     /// A registered pair of buffers from the pool, zeroed when they were
     /// put there.
-    pub(crate) fn take_pooled_buffers(&self, rmb_size: u32, sndbuf_size: u32) -> Option<BufferPair> {
+    pub(crate) fn take_pooled_buffers(
+        &self,
+        rmb_size: u32,
+        sndbuf_size: u32,
+    ) -> Option<BufferPair> {
         if self.state() != LinkState::Active {
             return None;
         }
@@ -664,7 +677,11 @@ impl LinkGroup {
                 r.buf().len() == rmb_size as usize && s.buf().len() == sndbuf_size as usize
             })
         };
-        self.pool.lock().iter_mut().find(|p| fits(p)).and_then(Option::take)
+        self.pool
+            .lock()
+            .iter_mut()
+            .find(|p| fits(p))
+            .and_then(Option::take)
     }
 
     /// Keeps a freed connection's buffers for the next one (dropped when
@@ -782,14 +799,20 @@ fn read_rx<S: QpState>(qp: &Qp<S, LinkGroup>, slot: u32, len: usize, out: &mut [
         return 0;
     }
     let (first, rest) = out.split_at_mut(head);
-    if qp.local_buf(RX_BUFS).map_or(true, |b| b.read(slot as usize * 64, first).is_err()) {
+    if qp
+        .local_buf(RX_BUFS)
+        .map_or(true, |b| b.read(slot as usize * 64, first).is_err())
+    {
         return 0;
     }
     if n > head {
         let Some(rest) = rest.get_mut(..n - head) else {
             return head;
         };
-        if qp.local_buf(RX_V2_BUF).map_or(true, |b| b.read(WR_BUF_SIZE, rest).is_err()) {
+        if qp
+            .local_buf(RX_V2_BUF)
+            .map_or(true, |b| b.read(WR_BUF_SIZE, rest).is_err())
+        {
             return head;
         }
     }

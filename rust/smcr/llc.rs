@@ -10,7 +10,9 @@ use super::rejects::{self, Reject};
 use crate::sys::errno::{EPROTO, ETIMEDOUT};
 use crate::sys::print::smc_dbg;
 use crate::wire::llc::{
-    ConfirmLink, ConfirmRkey, DeleteLink, DeleteRkey, EntryList, LlcError, LlcMessage, LlcVersion, TestLink, LLC_LEN};
+    ConfirmLink, ConfirmRkey, DeleteLink, DeleteRkey, EntryList, LlcError, LlcMessage, LlcVersion,
+    TestLink, LLC_LEN,
+};
 use kernel::prelude::*;
 
 /// Takes an LLC message the peer sent (softirq). `msg` holds the first
@@ -97,9 +99,10 @@ pub(crate) fn version(_lgr: &LinkGroup) -> LlcVersion {
 pub(crate) fn client_confirm_link(lgr: &LinkGroup, link_uid: [u8; 4]) -> Result<u8> {
     // Twice the server's wait, as upstream's client does.
     let msg = lgr
-        .wait_llc(4000, |m| {
-            matches!(LlcMessage::parse(m), Ok(LlcMessage::ConfirmLink(c)) if !c.resp)
-        })
+        .wait_llc(
+            4000,
+            |m| matches!(LlcMessage::parse(m), Ok(LlcMessage::ConfirmLink(c)) if !c.resp),
+        )
         .ok_or(ETIMEDOUT)?;
     let Ok(LlcMessage::ConfirmLink(req)) = LlcMessage::parse(&msg) else {
         return Err(EPROTO.into());
@@ -149,9 +152,10 @@ pub(crate) fn server_confirm_link(lgr: &LinkGroup, max_conns: u8) -> Result {
     req.encode(&mut buf).map_err(|_| EPROTO)?;
     lgr.send_llc(&buf)?;
     let msg = lgr
-        .wait_llc(2000, |m| {
-            matches!(LlcMessage::parse(m), Ok(LlcMessage::ConfirmLink(c)) if c.resp)
-        })
+        .wait_llc(
+            2000,
+            |m| matches!(LlcMessage::parse(m), Ok(LlcMessage::ConfirmLink(c)) if c.resp),
+        )
         .ok_or(ETIMEDOUT)?;
     let Ok(LlcMessage::ConfirmLink(resp)) = LlcMessage::parse(&msg) else {
         return Err(EPROTO.into());

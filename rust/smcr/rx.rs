@@ -66,7 +66,8 @@ fn avail(conn: &Conn) -> Result<Avail> {
 fn update_due(conn: &Conn, sh: &ConnShared) -> bool {
     let limit = u64::from(rmb_wnd_update_limit(conn.rmb_size()));
     let unsent = sh.rx_cons - sh.rx_cons_sent;
-    unsent > 0 && (unsent >= limit || sh.peer_flags.write_blocked || sh.peer_flags.cons_curs_upd_req)
+    unsent > 0
+        && (unsent >= limit || sh.peer_flags.write_blocked || sh.peer_flags.cons_curs_upd_req)
 }
 
 /// Where stream position `pos` is in the RMB.

@@ -8,8 +8,8 @@
 //! peer reuse them, as the server decides (first contact or not).
 
 use super::conn::{Conn, PeerRmb};
-use super::lgr::{LinkGroup, LinkState, PeerLink, Role};
 use super::keepalive::{self, Verdict};
+use super::lgr::{LinkGroup, LinkState, PeerLink, Role};
 use super::llc;
 use crate::ib::{DeviceUsers, SmcIbDevice, SmcrV2Device};
 use crate::sys::errno::ENOSPC;
@@ -17,8 +17,8 @@ use crate::sys::ib::buf::DmaBuf;
 use crate::sys::ib::mr::{MrAccess, RegisteredBuf};
 use crate::sys::print::smc_dbg;
 use crate::sys::random;
-use crate::sys::ticker::Ticker;
 use crate::sys::tcp::TcpSock;
+use crate::sys::ticker::Ticker;
 use crate::sysctl::LgrParams;
 use crate::wire::bufsize;
 use crate::wire::clc::{
@@ -62,7 +62,8 @@ pub(crate) struct LgrRegistry {
 }
 
 /// Proof of holding one of the registry's pending locks.
-pub(crate) type PendingGuard<'a> = kernel::sync::lock::Guard<'a, (), kernel::sync::lock::mutex::MutexBackend>;
+pub(crate) type PendingGuard<'a> =
+    kernel::sync::lock::Guard<'a, (), kernel::sync::lock::mutex::MutexBackend>;
 
 impl LgrRegistry {
     pub(crate) fn new() -> impl PinInit<Self> {
@@ -423,7 +424,10 @@ fn new_buffers(
     let mut rmb_class = class(rcv, true);
     let mut snd_class = class(snd, false);
     // Buffers of earlier connections, registered already.
-    let (rmb_size, snd_size) = (bufsize::uncompress(rmb_class), bufsize::uncompress(snd_class));
+    let (rmb_size, snd_size) = (
+        bufsize::uncompress(rmb_class),
+        bufsize::uncompress(snd_class),
+    );
     if let Some(pair) = lgr.take_pooled_buffers(rmb_size, snd_size) {
         return Ok(pair);
     }
@@ -529,7 +533,11 @@ pub(crate) fn server_accept(
         max_conns: if release >= 1 { max_conns } else { 0 },
         // One link per link group: the client does not wait for a second.
         max_links: if release >= 1 { max_links } else { 0 },
-        feature_mask: if release >= 1 { p.feature_mask & SMC_FEATURE_MASK } else { 0 },
+        feature_mask: if release >= 1 {
+            p.feature_mask & SMC_FEATURE_MASK
+        } else {
+            0
+        },
     });
     let accept = SmcrAcceptConfirm {
         kind: MsgType::Accept,

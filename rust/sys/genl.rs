@@ -3,18 +3,16 @@
 //! Generic netlink families: registration (RAII), the `doit`/`dumpit`
 //! trampolines, the request's attributes and the messages of a dump.
 //!
-//! A family is a [`GenlFamily`]: its name, version, commands (each a `do`
-//! or a `dump`, with or without `CAP_NET_ADMIN`, which the netlink core
-//! checks) and the string attributes its requests may carry (the policy
-//! the core validates against before a handler runs).
+//! A family is a [`GenlFamily`]: its name, version, commands (each a `do`,
+//! a `dump` or both, with or without `CAP_NET_ADMIN`, which the netlink
+//! core checks) and the attributes its requests may carry (the policy the
+//! core validates against before a handler runs).
 
 use super::bindings;
 use super::errno::{EINVAL, EMSGSIZE, ENOMEM};
 use super::net::Net;
 use core::ffi::{c_int, c_long};
 use core::marker::PhantomData;
-use core::ptr::null_mut;
-use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::error::{to_result, Result};
 use kernel::prelude::*;
 use kernel::types::Opaque;
@@ -27,6 +25,22 @@ pub(crate) enum CommandKind {
     Do,
     /// A dump: messages until the handler has no more (`dumpit`).
     Dump,
+    /// Both: a dump when the request asks for one (`NLM_F_DUMP`), a
+    /// request otherwise.
+    DoAndDump,
+}
+
+/// What an attribute of a request must be.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AttrPolicy {
+    /// A string of at most this many characters, NUL-terminated or not
+    /// (`NLA_STRING`).
+    String(u16),
+    /// A NUL-terminated string of at most this many characters before the
+    /// NUL (`NLA_NUL_STRING`).
+    NulString(u16),
+    /// A `u8` (`NLA_U8`).
+    U8,
 }
 
 /// One command of a family.
@@ -37,9 +51,9 @@ pub(crate) struct GenlCommand {
     pub(crate) kind: CommandKind,
     /// Needs `CAP_NET_ADMIN` in the caller's network namespace.
     pub(crate) admin: bool,
-    /// Its requests may carry these string attributes (number, maximum
-    /// length without the NUL); every other attribute is rejected.
-    pub(crate) strings: &'static [(u16, u16)],
+    /// Its requests may carry these attributes; every other one is
+    /// rejected (or, in a [`GenlFamily::LENIENT`] family, not looked at).
+    pub(crate) attrs: &'static [(u16, AttrPolicy)],
 }
 
 /// A generic netlink family.
@@ -52,16 +66,17 @@ pub(crate) trait GenlFamily: Sized + 'static {
     const COMMANDS: &'static [GenlCommand];
     /// The highest attribute number any command accepts.
     const MAX_ATTR: u16;
+    /// Validation as by `GENL_DONT_VALIDATE_STRICT | GENL_DONT_VALIDATE_DUMP`
+    /// (older families'): attributes not in the policy are let through,
+    /// not rejected, and a dump's request is not parsed.
+    const LENIENT: bool = false;
 
-    /// Runs a `Do` command.
+    /// Runs a `Do` command (or a `DoAndDump` one not asked as a dump).
     fn doit(cmd: u8, req: &GenlRequest<'_>) -> Result;
     /// Runs a `Dump` command: fills `dump` with messages from where its
     /// cursor says, and leaves the cursor where the next call goes on.
     fn dumpit(cmd: u8, dump: &mut GenlDump<'_, Self>) -> Result;
 }
-
-/// The registered family's C table, for the dump trampoline's `genlmsg_put`.
-static FAMILY: AtomicPtr<bindings::genl_family> = AtomicPtr::new(null_mut());
 
 /// The C tables of a family, pinned for its registration.
 struct Tables {
@@ -69,7 +84,8 @@ struct Tables {
     ops: KVec<bindings::genl_ops>,
     /// One policy per command: `MAX_ATTR + 1` entries each.
     _policies: KVec<KVec<bindings::nla_policy>>,
-    /// The family-wide policy: every attribute rejected.
+    /// The family-wide policy: every attribute rejected (let through when
+    /// lenient).
     reject: KVec<bindings::nla_policy>,
 }
 
@@ -85,18 +101,28 @@ unsafe impl<F: GenlFamily> Send for GenlRegistration<F> {}
 // SAFETY: as above.
 unsafe impl<F: GenlFamily> Sync for GenlRegistration<F> {}
 
-/// A policy of `max + 1` entries: the given strings accepted, all else rejected.
-fn policy(max: u16, strings: &[(u16, u16)]) -> Result<KVec<bindings::nla_policy>> {
+/// A policy of `max + 1` entries: the given attributes accepted, all else
+/// rejected (unless `lenient`).
+fn policy(
+    max: u16,
+    attrs: &[(u16, AttrPolicy)],
+    lenient: bool,
+) -> Result<KVec<bindings::nla_policy>> {
     let mut p = KVec::with_capacity(usize::from(max) + 1, GFP_KERNEL)?;
     for attr in 0..=max {
         // SAFETY: all-zero is a valid `nla_policy` (NLA_UNSPEC).
         let mut e: bindings::nla_policy = unsafe { core::mem::zeroed() };
-        match strings.iter().find(|(a, _)| *a == attr) {
-            Some((_, len)) => {
+        match attrs.iter().find(|(a, _)| *a == attr) {
+            Some((_, AttrPolicy::String(len))) => {
                 e.type_ = bindings::NLA_STRING as u8;
                 e.len = *len;
             }
-            None if attr > 0 => e.type_ = bindings::NLA_REJECT as u8,
+            Some((_, AttrPolicy::NulString(len))) => {
+                e.type_ = bindings::NLA_NUL_STRING as u8;
+                e.len = *len;
+            }
+            Some((_, AttrPolicy::U8)) => e.type_ = bindings::NLA_U8 as u8,
+            None if attr > 0 && !lenient => e.type_ = bindings::NLA_REJECT as u8,
             None => {}
         }
         p.push(e, GFP_KERNEL)?;
@@ -110,7 +136,7 @@ impl<F: GenlFamily> GenlRegistration<F> {
         let mut ops = KVec::with_capacity(F::COMMANDS.len(), GFP_KERNEL)?;
         let mut policies = KVec::with_capacity(F::COMMANDS.len(), GFP_KERNEL)?;
         for c in F::COMMANDS {
-            policies.push(policy(F::MAX_ATTR, c.strings)?, GFP_KERNEL)?;
+            policies.push(policy(F::MAX_ATTR, c.attrs, F::LENIENT)?, GFP_KERNEL)?;
         }
         for (c, p) in F::COMMANDS.iter().zip(policies.iter()) {
             // SAFETY: all-zero is "no callback, no flags" for a `genl_ops`.
@@ -121,11 +147,18 @@ impl<F: GenlFamily> GenlRegistration<F> {
             } else {
                 0
             };
-            match c.kind {
-                CommandKind::Do => op.doit = Some(doit_trampoline::<F>),
-                CommandKind::Dump => op.dumpit = Some(dumpit_trampoline::<F>),
+            if F::LENIENT {
+                op.validate = (bindings::genl_validate_flags_GENL_DONT_VALIDATE_STRICT
+                    | bindings::genl_validate_flags_GENL_DONT_VALIDATE_DUMP)
+                    as u8;
             }
-            if !c.strings.is_empty() {
+            if c.kind != CommandKind::Dump {
+                op.doit = Some(doit_trampoline::<F>);
+            }
+            if c.kind != CommandKind::Do {
+                op.dumpit = Some(dumpit_trampoline::<F>);
+            }
+            if !c.attrs.is_empty() {
                 // The policy lives in `policies`, owned by the registration.
                 op.policy = p.as_ptr();
                 op.maxattr = u32::from(F::MAX_ATTR);
@@ -137,7 +170,7 @@ impl<F: GenlFamily> GenlRegistration<F> {
                 family: Opaque::uninit(),
                 ops,
                 _policies: policies,
-                reject: policy(F::MAX_ATTR, &[])?,
+                reject: policy(F::MAX_ATTR, &[], F::LENIENT)?,
             },
             GFP_KERNEL,
         )?;
@@ -164,12 +197,8 @@ impl<F: GenlFamily> GenlRegistration<F> {
                 .unwrap_or(0)
                 .saturating_add(1);
         }
-        FAMILY
-            .compare_exchange(null_mut(), fam, Ordering::AcqRel, Ordering::Acquire)
-            .map_err(|_| super::errno::EBUSY)?;
         // SAFETY: filled above, pinned until `drop` unregisters it.
         if let Err(e) = to_result(unsafe { bindings::genl_register_family(fam) }) {
-            FAMILY.store(null_mut(), Ordering::Release);
             if e == super::errno::EEXIST {
                 pr_err!("generic netlink family {} is already registered\n", F::NAME);
             }
@@ -187,7 +216,6 @@ impl<F: GenlFamily> Drop for GenlRegistration<F> {
         // Waits for running handlers.
         // SAFETY: registered in `register`, unregistered once.
         unsafe { bindings::genl_unregister_family(self.tables.family.get()) };
-        FAMILY.store(null_mut(), Ordering::Release);
     }
 }
 
@@ -234,6 +262,93 @@ impl GenlRequest<'_> {
     }
 }
 
+impl GenlRequest<'_> {
+    /// Answers the request with messages of command `cmd`, as many as
+    /// `fill` adds (each flagged `NLM_F_MULTI`), then `NLMSG_DONE`: a dump's
+    /// answer in one buffer of a page (upstream's `genlmsg_reply` of a
+    /// `nlmsg_new(NLMSG_DEFAULT_SIZE)`). A message that does not fit is
+    /// left out, and so are those after it.
+    pub(crate) fn reply_multi(
+        &self,
+        cmd: u8,
+        fill: impl FnOnce(&mut GenlReply<'_>) -> Result,
+    ) -> Result {
+        // SAFETY: allocates a fresh buffer (or fails with NULL).
+        let skb = unsafe { bindings::smc_rs_genlmsg_new() };
+        if skb.is_null() {
+            return Err(ENOMEM.into());
+        }
+        let mut reply = GenlReply {
+            skb,
+            info: self.info,
+            cmd,
+            _call: PhantomData,
+        };
+        let _ = fill(&mut reply);
+        // SAFETY: `info` is live for the call; `skb` is ours.
+        let done = unsafe {
+            bindings::smc_rs_nlmsg_put(
+                skb,
+                (*self.info).snd_portid,
+                (*self.info).snd_seq,
+                bindings::NLMSG_DONE as c_int,
+                0,
+                bindings::NLM_F_MULTI as c_int,
+            )
+        };
+        if done.is_null() {
+            // SAFETY: `skb` is ours and not handed on.
+            unsafe { bindings::smc_rs_nlmsg_free(skb) };
+            return Err(EMSGSIZE.into());
+        }
+        // SAFETY: consumes `skb` (also on failure); `info` is live.
+        to_result(unsafe { bindings::smc_rs_genlmsg_reply(skb, self.info) })
+    }
+}
+
+/// The answer to a request being built ([`GenlRequest::reply_multi`]).
+pub(crate) struct GenlReply<'a> {
+    skb: *mut bindings::sk_buff,
+    info: *mut bindings::genl_info,
+    cmd: u8,
+    _call: PhantomData<&'a mut ()>,
+}
+
+impl GenlReply<'_> {
+    /// Adds one message built by `fill`; `EMSGSIZE` (and the message taken
+    /// back) when the buffer is full.
+    pub(crate) fn message(&mut self, fill: impl FnOnce(&mut GenlMessage<'_>) -> Result) -> Result {
+        // SAFETY: `skb` is ours; `info` and its family are live for the call.
+        let hdr = unsafe {
+            bindings::genlmsg_put(
+                self.skb,
+                (*self.info).snd_portid,
+                (*self.info).snd_seq,
+                (*self.info).family,
+                bindings::NLM_F_MULTI as c_int,
+                self.cmd,
+            )
+        };
+        if hdr.is_null() {
+            return Err(EMSGSIZE.into());
+        }
+        let mut msg = GenlMessage {
+            skb: self.skb,
+            _call: PhantomData,
+        };
+        match fill(&mut msg) {
+            // SAFETY: `hdr` was put into `skb` above.
+            Ok(()) => unsafe { bindings::smc_rs_genlmsg_end(self.skb, hdr) },
+            Err(e) => {
+                // SAFETY: as above; removes the partial message.
+                unsafe { bindings::smc_rs_genlmsg_cancel(self.skb, hdr) };
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A dump in progress: the reply buffer and the cursor kept between calls.
 pub(crate) struct GenlDump<'a, F: GenlFamily> {
     skb: *mut bindings::sk_buff,
@@ -241,9 +356,10 @@ pub(crate) struct GenlDump<'a, F: GenlFamily> {
     _call: PhantomData<(&'a mut (), F)>,
 }
 
-impl<F: GenlFamily> GenlDump<'_, F> {
-    /// The network namespace the dump request came from.
-    pub(crate) fn net(&self) -> &Net {
+impl<'a, F: GenlFamily> GenlDump<'a, F> {
+    /// The network namespace the dump request came from (live for the
+    /// whole call).
+    pub(crate) fn net(&self) -> &'a Net {
         // SAFETY: the request's socket and namespace outlive the dump call.
         unsafe { Net::from_raw(bindings::smc_rs_skb_sock_net((*self.cb).skb)) }
     }
@@ -276,15 +392,14 @@ impl<F: GenlFamily> GenlDump<'_, F> {
         cmd: u8,
         fill: impl FnOnce(&mut GenlMessage<'_>) -> Result,
     ) -> Result {
-        let family = FAMILY.load(Ordering::Acquire);
-        // SAFETY: `skb` and `cb` are live for the call; the family is
-        // registered while its handlers run.
+        // SAFETY: `skb` and `cb` are live for the call and belong to a
+        // dump of the family, registered while its handlers run.
         let hdr = unsafe {
             bindings::genlmsg_put(
                 self.skb,
                 bindings::smc_rs_netlink_cb_portid((*self.cb).skb),
                 (*(*self.cb).nlh).nlmsg_seq,
-                family,
+                bindings::smc_rs_genl_dump_family(self.cb),
                 bindings::NLM_F_MULTI as c_int,
                 cmd,
             )

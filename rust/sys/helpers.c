@@ -273,6 +273,36 @@ u8 smc_rs_genl_dump_cmd(struct netlink_callback *cb)
 	return genl_info_dump(cb)->genlhdr->cmd;
 }
 
+const struct genl_family *smc_rs_genl_dump_family(struct netlink_callback *cb)
+{
+	return genl_info_dump(cb)->family;
+}
+
+struct sk_buff *smc_rs_genlmsg_new(void)
+{
+	return nlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+}
+
+void smc_rs_nlmsg_free(struct sk_buff *skb)
+{
+	nlmsg_free(skb);
+}
+
+int smc_rs_genlmsg_reply(struct sk_buff *skb, struct genl_info *info)
+{
+	return genlmsg_reply(skb, info);
+}
+
+const char *smc_rs_netdev_name(const struct net_device *dev)
+{
+	return dev->name;
+}
+
+struct net *smc_rs_init_net(void)
+{
+	return &init_net;
+}
+
 unsigned int smc_rs_skb_len(const struct sk_buff *skb)
 {
 	return skb->len;

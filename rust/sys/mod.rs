@@ -26,10 +26,10 @@ pub(crate) mod debugfs;
 pub(crate) mod errno;
 pub(crate) mod net;
 pub(crate) mod pernet;
-pub(crate) mod sysctl;
 pub(crate) mod print;
 pub(crate) mod random;
 pub(crate) mod sync;
+pub(crate) mod sysctl;
 
 pub(crate) mod ib;
 pub(crate) mod route;

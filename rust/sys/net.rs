@@ -7,6 +7,9 @@ use super::bindings;
 use core::ptr::NonNull;
 use kernel::types::{AlwaysRefCounted, Opaque};
 
+/// The size of an interface name with its NUL (`IFNAMSIZ`).
+pub(crate) const IFNAMSIZ: usize = bindings::IFNAMSIZ as usize;
+
 /// A network namespace.
 ///
 /// # Invariants
@@ -31,6 +34,38 @@ impl Net {
     pub(crate) unsafe fn from_raw<'a>(net: *mut bindings::net) -> &'a Net {
         // SAFETY: `Net` is a transparent wrapper; liveness is the caller's promise.
         unsafe { &*net.cast::<Net>() }
+    }
+
+    /// The initial namespace, which lives as long as the kernel.
+    pub(crate) fn init() -> &'static Net {
+        // SAFETY: `init_net` is static and never goes away.
+        unsafe { Net::from_raw(bindings::smc_rs_init_net()) }
+    }
+
+    /// Whether this is the initial namespace.
+    pub(crate) fn is_init(&self) -> bool {
+        self.id() == Net::init().id()
+    }
+
+    /// The name of interface `ifindex` of this namespace, NUL-padded
+    /// (`IFNAMSIZ` bytes), or `None` when there is no such interface. Does
+    /// not sleep.
+    pub(crate) fn netdev_name(&self, ifindex: i32) -> Option<[u8; IFNAMSIZ]> {
+        let _rcu = super::sync::RcuReadGuard::new();
+        // SAFETY: a live namespace (type invariant); the RCU read lock is held.
+        let dev = unsafe { bindings::dev_get_by_index_rcu(self.as_raw(), ifindex) };
+        if dev.is_null() {
+            return None;
+        }
+        // A device found under the RCU read lock, still held, has a
+        // NUL-terminated name of at most `IFNAMSIZ` bytes.
+        // SAFETY: so reading it up to its NUL stays inside it.
+        let name = unsafe { core::ffi::CStr::from_ptr(bindings::smc_rs_netdev_name(dev)) };
+        let mut out = [0u8; IFNAMSIZ];
+        for (d, s) in out.iter_mut().zip(name.to_bytes()) {
+            *d = *s;
+        }
+        Some(out)
     }
 
     /// The raw namespace pointer.

@@ -22,6 +22,7 @@ pub mod genl;
 pub mod getopt;
 pub mod netlink;
 pub mod smc_diag;
+pub mod smc_pnet;
 pub mod smc_run;
 pub mod smcr;
 pub mod smcss;
