@@ -306,6 +306,38 @@ impl GenlRequest<'_> {
     }
 }
 
+/// Fills the message whose header `genlmsg_put` returned (`EMSGSIZE`
+/// when it found no room) with `fill`, and ends it, or takes it back
+/// when `fill` fails.
+///
+/// # Safety
+///
+/// `skb` is a message buffer the caller owns; `hdr` is null or the header
+/// `genlmsg_put` just put into it.
+unsafe fn finish_message(
+    skb: *mut bindings::sk_buff,
+    hdr: *mut core::ffi::c_void,
+    fill: impl FnOnce(&mut GenlMessage<'_>) -> Result,
+) -> Result {
+    if hdr.is_null() {
+        return Err(EMSGSIZE.into());
+    }
+    let mut msg = GenlMessage {
+        skb,
+        _call: PhantomData,
+    };
+    match fill(&mut msg) {
+        // SAFETY: `hdr` is in `skb` (the caller's promise).
+        Ok(()) => unsafe { bindings::smc_rs_genlmsg_end(skb, hdr) },
+        Err(e) => {
+            // SAFETY: as above; removes the partial message.
+            unsafe { bindings::smc_rs_genlmsg_cancel(skb, hdr) };
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
 /// The answer to a request being built ([`GenlRequest::reply_multi`]).
 pub(crate) struct GenlReply<'a> {
     skb: *mut bindings::sk_buff,
@@ -329,23 +361,8 @@ impl GenlReply<'_> {
                 self.cmd,
             )
         };
-        if hdr.is_null() {
-            return Err(EMSGSIZE.into());
-        }
-        let mut msg = GenlMessage {
-            skb: self.skb,
-            _call: PhantomData,
-        };
-        match fill(&mut msg) {
-            // SAFETY: `hdr` was put into `skb` above.
-            Ok(()) => unsafe { bindings::smc_rs_genlmsg_end(self.skb, hdr) },
-            Err(e) => {
-                // SAFETY: as above; removes the partial message.
-                unsafe { bindings::smc_rs_genlmsg_cancel(self.skb, hdr) };
-                return Err(e);
-            }
-        }
-        Ok(())
+        // SAFETY: `hdr` is null or was just put into `skb`, which is ours.
+        unsafe { finish_message(self.skb, hdr, fill) }
     }
 }
 
@@ -404,23 +421,8 @@ impl<'a, F: GenlFamily> GenlDump<'a, F> {
                 cmd,
             )
         };
-        if hdr.is_null() {
-            return Err(EMSGSIZE.into());
-        }
-        let mut msg = GenlMessage {
-            skb: self.skb,
-            _call: PhantomData,
-        };
-        match fill(&mut msg) {
-            // SAFETY: `hdr` was put into `skb` above.
-            Ok(()) => unsafe { bindings::smc_rs_genlmsg_end(self.skb, hdr) },
-            Err(e) => {
-                // SAFETY: as above; removes the partial message.
-                unsafe { bindings::smc_rs_genlmsg_cancel(self.skb, hdr) };
-                return Err(e);
-            }
-        }
-        Ok(())
+        // SAFETY: `hdr` is null or was just put into `skb`, which is ours.
+        unsafe { finish_message(self.skb, hdr, fill) }
     }
 }
 
