@@ -180,11 +180,16 @@ impl PnetTable {
     /// nothing changes when it fails.
     fn update(&self, change: impl FnOnce(&mut KVec<PnetEntry>) -> Result) -> Result {
         let _writer = self.writer.lock();
-        let mut copy = KVec::new();
+        // Room first, outside the RCU read side (allocating may sleep);
+        // the writer lock keeps the entries as they are meanwhile. One more
+        // for the entry `change` may add.
+        let n = self.read(|entries| entries.len());
+        let mut copy = KVec::with_capacity(n + 1, GFP_KERNEL)?;
         let mut failed: Result = Ok(());
         self.read(|entries| {
             for e in entries {
-                if let Err(err) = copy.push(*e, GFP_KERNEL) {
+                // Within the capacity: no allocation.
+                if let Err(err) = copy.push(*e, GFP_ATOMIC) {
                     failed = Err(err.into());
                     return;
                 }
