@@ -246,32 +246,35 @@ pub(crate) fn add(
     eth: Option<&[u8]>,
     ib: Option<(&[u8], u8)>,
 ) -> Result {
-    let table = |f: &mut dyn FnMut(&mut KVec<PnetEntry>) -> Result| {
-        with_table(net, |t| t.update(|e| f(e))).unwrap_or(Err(ENOENT.into()))
+    // Adds `device` unless an entry for the same device exists (one entry
+    // per interface name, one per RDMA device whatever its port, as
+    // upstream): true when added.
+    let insert = |device: PnetDevice| -> Result<bool> {
+        let same = |e: &PnetEntry| match (e.device, device) {
+            (PnetDevice::Eth(a), PnetDevice::Eth(b)) => a == b,
+            (PnetDevice::Ib { name: a, .. }, PnetDevice::Ib { name: b, .. }) => a == b,
+            _ => false,
+        };
+        let r = with_table(net, |t| {
+            t.update(|entries| {
+                if entries.iter().any(same) {
+                    return Err(EEXIST.into());
+                }
+                entries.push(PnetEntry { pnetid, device }, GFP_KERNEL)?;
+                Ok(())
+            })
+        })
+        .unwrap_or(Err(ENOENT.into()));
+        match r {
+            Ok(()) => Ok(true),
+            Err(e) if e == EEXIST => Ok(false),
+            Err(e) => Err(e),
+        }
     };
     let mut added = false;
     if let Some(name) = eth {
         let name = padded::<IFNAMSIZ>(name).ok_or(EINVAL)?;
-        match table(&mut |entries| {
-            if entries
-                .iter()
-                .any(|e| matches!(e.device, PnetDevice::Eth(n) if n == name))
-            {
-                return Err(EEXIST.into());
-            }
-            entries.push(
-                PnetEntry {
-                    pnetid,
-                    device: PnetDevice::Eth(name),
-                },
-                GFP_KERNEL,
-            )?;
-            Ok(())
-        }) {
-            Ok(()) => added = true,
-            Err(e) if e == EEXIST => {}
-            Err(e) => return Err(e),
-        }
+        added |= insert(PnetDevice::Eth(name))?;
     }
     if !net.is_init() {
         return if added { Ok(()) } else { Err(EEXIST.into()) };
@@ -282,27 +285,7 @@ pub(crate) fn add(
         }
         let name = trim(name);
         let name = padded::<IB_NAME_LEN>(name).ok_or(EINVAL)?;
-        match table(&mut |entries| {
-            // One entry per device, whatever its port (upstream's).
-            if entries
-                .iter()
-                .any(|e| matches!(e.device, PnetDevice::Ib { name: n, .. } if n == name))
-            {
-                return Err(EEXIST.into());
-            }
-            entries.push(
-                PnetEntry {
-                    pnetid,
-                    device: PnetDevice::Ib { name, port },
-                },
-                GFP_KERNEL,
-            )?;
-            Ok(())
-        }) {
-            Ok(()) => added = true,
-            Err(e) if e == EEXIST => {}
-            Err(e) => return Err(e),
-        }
+        added |= insert(PnetDevice::Ib { name, port })?;
     }
     if added {
         Ok(())

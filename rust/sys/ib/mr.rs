@@ -81,10 +81,10 @@ impl RegisteredBuf {
             pd: pd.clone(),
         };
         let page_size = c_uint::try_from(PAGE_SIZE).map_err(|_| EINVAL)?;
+        let sgl = reg.buf.sgl();
         // SAFETY: a live region of `pages` pages and the buffer's live
         // one-entry list of the same size; no offset wanted.
-        let mapped =
-            unsafe { bindings::ib_map_mr_sg(mr.as_ptr(), reg.buf.sgl(), 1, null_mut(), page_size) };
+        let mapped = unsafe { bindings::ib_map_mr_sg(mr.as_ptr(), sgl, 1, null_mut(), page_size) };
         if mapped != 1 {
             // `reg` deregisters the region on its way out.
             return Err(if mapped < 0 {
