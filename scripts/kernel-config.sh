@@ -11,7 +11,8 @@ fragment=$1
 
 "$SMC_TOOLS/venv/bin/vng" --kconfig --config "$fragment" >/dev/null
 
-# vng appends DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT after the fragment.
+# Debug information is chosen by the fragment alone (vng appends its own
+# DWARF choice after the fragment): start from none, the fragment turns it on.
 scripts/config --disable DEBUG_INFO --enable DEBUG_INFO_NONE \
 	--disable DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT \
 	--disable DEBUG_INFO_DWARF4 --disable DEBUG_INFO_DWARF5 \
