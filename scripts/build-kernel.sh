@@ -28,6 +28,15 @@ if [ -f "$kdir/.smc_rs_built" ]; then
 fi
 [ $if_built -eq 0 ] || exit 0
 
+# One builder at a time: a second caller waits for the first one's tree.
+mkdir -p "$SMC_CACHE"
+exec 9>"$SMC_CACHE/.build.lock"
+flock 9
+if [ -f "$kdir/.smc_rs_built" ]; then
+	echo "$kdir"
+	exit 0
+fi
+
 export PATH=$(kernel_path)
 jobs=$(nproc)
 tmp="$kdir.partial"
