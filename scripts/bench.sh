@@ -12,6 +12,7 @@
 #   BENCH_SECS=4  BENCH_STREAMS=4  BENCH_PP_COUNT=2000  BENCH_CPS_THREADS=4
 #   BENCH_IDLE_CONNS=200  BENCH_SETTLE=2  BENCH_CEILING=1  BENCH_RDMA_ITERS=2000
 #   BENCH_PORT=7400  BENCH_REDIS_N=10000  BENCH_OUT=bench-results/<date>
+#   BENCH_PROFILE="pingpong cps1" (perf profiles of those workloads; slows them)
 #
 # Every guest command only talks between 10.10.0.1 and 10.10.0.2, over the
 # VMs' private link (scripts/vm.sh); nothing here touches the network.
@@ -34,6 +35,7 @@ ceiling=${BENCH_CEILING:-1}
 rdma_iters=${BENCH_RDMA_ITERS:-2000}
 port=${BENCH_PORT:-7400}
 redis_n=${BENCH_REDIS_N:-10000}
+profile=${BENCH_PROFILE:-}
 stamp=$(date +%Y-%m-%d-%H%M%S)
 out=${BENCH_OUT:-$top/bench-results/$stamp}
 
@@ -51,6 +53,12 @@ done
 [[ $redis_n =~ ^[0-9]+$ ]] || die "bench: BENCH_REDIS_N is a number of requests (0: no Redis workload)"
 [ "$port" -lt 65000 ] || die "bench: BENCH_PORT must be below 65000 (it uses PORT and PORT+1)"
 [ "$ceiling" = 0 ] || [ "$ceiling" = 1 ] || die "bench: BENCH_CEILING is 0 or 1"
+for w in $profile; do
+	case "$w" in bulk1 | pingpong | cps1 | redis) ;;
+	*) die "bench: BENCH_PROFILE lists workloads to profile (bulk1 pingpong cps1 redis), not '$w'" ;;
+	esac
+done
+[ -z "$profile" ] || command -v perf >/dev/null || die "bench: BENCH_PROFILE needs perf (Debian linux-perf)"
 [ "$settle" -le 60 ] || die "bench: BENCH_SETTLE is in seconds (at most 60)"
 [ "$streams" -gt 1 ] || die "bench: BENCH_STREAMS is the multi-stream run (at least 2)"
 [ "$cps_threads" -gt 1 ] || die "bench: BENCH_CPS_THREADS is the threaded run (at least 2)"
@@ -116,6 +124,7 @@ fi
 	echo "streams=$streams"
 	echo "pp_count=$pp_count"
 	echo "redis_n=$redis_n"
+	echo "profile=$profile"
 	echo "cps_threads=$cps_threads"
 	echo "idle_conns=$idle_conns"
 	echo "settle=$settle"
@@ -162,7 +171,7 @@ for round in $(seq "$rounds"); do
 		settings+=" BENCH_SECS=$secs BENCH_STREAMS=$streams BENCH_PP_COUNT=$pp_count"
 		settings+=" BENCH_CPS_THREADS=$cps_threads BENCH_IDLE_CONNS=$idle_conns"
 		settings+=" BENCH_SETTLE=$settle BENCH_CEILING=$ceil BENCH_RDMA_ITERS=$rdma_iters"
-		settings+=" BENCH_PORT=$port BENCH_BUDGET=$budget BENCH_REDIS_N=$redis_n"
+		settings+=" BENCH_PORT=$port BENCH_BUDGET=$budget BENCH_REDIS_N=$redis_n BENCH_PROFILE='$profile'"
 		bench "$prefix: booting the VM pair (module: $mod on both)"
 		t0=$(date +%s)
 		seen=0

@@ -13,7 +13,7 @@ apt_pkgs=(
 	rustc-web rust-web-src rust-web-clippy libclang-dev clang llvm lld
 	flex bison bc libelf-dev libssl-dev cpio kmod xz-utils dwarves
 	qemu-system-x86 busybox-static
-	iproute2 rdma-core ibverbs-utils perftest
+	iproute2 rdma-core ibverbs-utils perftest linux-perf
 	libbpf-dev bpftool
 	python3-venv g++
 	gnuplot-nox

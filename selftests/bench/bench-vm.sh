@@ -16,7 +16,9 @@
 # BENCH_CPS_THREADS, BENCH_STREAMS, BENCH_IDLE_CONNS, BENCH_SETTLE,
 # BENCH_CEILING (1: ib_write_bw/ib_write_lat in this boot), BENCH_RDMA_ITERS,
 # BENCH_PORT, BENCH_BUDGET (seconds the server waits at most),
-# BENCH_REDIS_N (requests per redis-benchmark test; 0: no Redis workload).
+# BENCH_REDIS_N (requests per redis-benchmark test; 0: no Redis workload),
+# BENCH_PROFILE (workloads whose first repetition runs under a system-wide
+# `perf record` on both VMs; their figures are then not comparable).
 # BENCH_DRYRUN=1 is for checking this script on a host over loopback (both
 # roles on 127.0.0.1, no sysctl changes, no cache drops); make bench never
 # sets it.
@@ -28,6 +30,7 @@
 #   smcss-LABEL-vmN.txt   smcss -a -d while the workload's connections are open
 #   mem-vmN-LABEL.txt     /proc/meminfo, /proc/slabinfo, smcss -a -d
 #   perftest-*-vmN.txt    ib_write_bw / ib_write_lat output
+#   perf-LABEL-vmN.txt    `perf report` of a profiled workload (BENCH_PROFILE)
 #   progress              one line per step (the host prints them)
 # The host (selftests/bench/bench_report.py) computes every figure from them.
 set -u
@@ -50,6 +53,7 @@ rdma_iters=${BENCH_RDMA_ITERS:-2000}
 port=${BENCH_PORT:-7400}
 budget=${BENCH_BUDGET:-1200}
 redis_n=${BENCH_REDIS_N:-10000}
+profile=${BENCH_PROFILE:-}
 redis_port=$((port + 10))
 dryrun=${BENCH_DRYRUN:-0}
 server_addr=10.10.0.1
@@ -161,6 +165,10 @@ redis_workload() {
 		return
 	fi
 	counters "$SMC_OUT/ctr-$label-before-vm2.txt"
+	if profiled redis "$r"; then
+		ctl "perf start redis"
+		perf_start redis
+	fi
 	for c in 1 50; do
 		csv=$SMC_OUT/redis-c$c-r$r-vm2.csv
 		rc=0
@@ -178,6 +186,10 @@ redis_workload() {
 			fi >>"$SMC_OUT/results.txt"
 		done
 	done
+	if profiled redis "$r"; then
+		perf_stop redis
+		ctl "perf stop redis"
+	fi
 	counters "$SMC_OUT/ctr-$label-after-vm2.txt"
 	ctl "redis stop"
 }
@@ -188,6 +200,38 @@ smcss_dump() {
 	else
 		echo "(no smcss: contender $contender, family $family)"
 	fi
+}
+
+# profiled LABEL REP: whether this workload's repetition runs under perf.
+profiled() {
+	[ "$2" = 1 ] && [ "$dryrun" != 1 ] && [[ " $profile " == *" $1 "* ]]
+}
+
+# perf_start LABEL / perf_stop LABEL: a system-wide CPU profile of this VM
+# (cpu-clock samples: the emulated CPU has no PMU), written as a flat
+# `perf report` by symbol while the module's symbols are still loaded.
+perf_start() {
+	echo -1 >/proc/sys/kernel/perf_event_paranoid
+	echo 0 >/proc/sys/kernel/kptr_restrict
+	perf record -a -e cpu-clock -F 1000 -o "/tmp/perf-$1.data" >/dev/null 2>&1 </dev/null &
+	echo $! >"/tmp/perf-$1.pid"
+	sleep 2
+}
+
+perf_stop() {
+	local pid
+	pid=$(cat "/tmp/perf-$1.pid" 2>/dev/null) || return 0
+	kill -INT "$pid" 2>/dev/null
+	for _ in $(seq 100); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.2
+	done
+	{
+		echo "== perf report: $contender, $1, VM $SMC_VM (cpu-clock, system-wide)"
+		perf report -i "/tmp/perf-$1.data" --stdio --no-children --sort dso,sym \
+			--percent-limit 0.3 2>&1 | grep -v '^$'
+	} >"$SMC_OUT/perf-$1-vm$SMC_VM.txt"
+	rm -f "/tmp/perf-$1.data" "/tmp/perf-$1.pid"
 }
 
 # snap LABEL: memory snapshot of this VM, caches dropped first so that page
@@ -263,8 +307,16 @@ workload() {
 	shift 5
 	progress "$what, rep $r/$reps"
 	counters "$SMC_OUT/ctr-$label-r$r-before-vm2.txt"
+	if profiled "$label" "$r"; then
+		ctl "perf start $label"
+		perf_start "$label"
+	fi
 	timeout $((4 * secs + 150)) "$bin" client -f "$family" -a "$server_addr" -p "$port" -r "$r" \
 		-s "$secs" -W 10 "$@" >>"$SMC_OUT/results.txt" 2>>"$SMC_OUT/client-stderr.txt" || rc=$?
+	if profiled "$label" "$r"; then
+		perf_stop "$label"
+		ctl "perf stop $label"
+	fi
 	[ "$rc" = 0 ] || note "$label rep $r: smc_bench exited $rc"
 	counters "$SMC_OUT/ctr-$label-r$r-after-vm2.txt"
 	for m in $metrics; do
@@ -368,6 +420,12 @@ ctl)
 	probe) smcss_dump >"$SMC_OUT/smcss-$2-vm$SMC_VM.txt" 2>&1 ;;
 	perftest) perftest_server "$2" "$3" ;;
 	redis) redis_server "$2" ;;
+	perf)
+		case "${2:-}" in
+		start | stop) "perf_$2" "$3" ;;
+		*) exit 2 ;;
+		esac
+		;;
 	*) exit 2 ;;
 	esac
 	;;
