@@ -526,6 +526,26 @@ impl LinkGroup {
         self.with_rts(|qp| qp.post_rdma_write(wr, &[sge], remote_addr, rkey, false))
     }
 
+    /// Writes `data` (at most [`Self::max_inline`] bytes) inline into the
+    /// peer's memory: the device copies it while posting, looking up no
+    /// memory region (upstream writes short pieces this way too).
+    pub(crate) fn post_write_inline(
+        &self,
+        slot: u32,
+        part: u32,
+        data: &[u8],
+        remote_addr: u64,
+        rkey: u32,
+    ) -> Result {
+        let wr = slot * WR_PER_SLOT + part.min(1);
+        self.with_rts(|qp| qp.post_rdma_write_inline(wr, data, remote_addr, rkey))
+    }
+
+    /// The most bytes a request may carry inline on this link.
+    pub(crate) fn max_inline(&self) -> usize {
+        self.max_inline.load(Ordering::Relaxed) as usize
+    }
+
     /// The protection domain, for memory regions of this link group.
     pub(crate) fn pd(&self) -> Result<Arc<Pd>> {
         self.verbs

@@ -21,6 +21,10 @@ use crate::wire::close::CloseEvent;
 use kernel::error::code::ERESTARTSYS;
 use kernel::prelude::*;
 
+/// The longest piece written inline (the link's limit applies too; CDC
+/// messages, 44 bytes, are sent inline, so every device here allows that).
+const INLINE_WRITE_MAX: usize = 64;
+
 /// Room for new bytes in the send buffer; none for urgent data while the
 /// last urgent byte waits (one at a time, as upstream).
 fn room(conn: &Conn, urgent: bool) -> Result<u64> {
@@ -226,13 +230,24 @@ fn write_chunk(
     let poff = sh.tx_prod % psize;
     let first = n.min(psize - poff);
     let pieces = [(off, poff, first), (off + first, 0, n - first)];
+    let inline_max = conn.lgr.max_inline().min(INLINE_WRITE_MAX);
     for (part, (src, dst, len)) in (0u32..).zip(pieces) {
+        let (src, len) = (src as usize, len as usize);
+        let remote = peer.addr.wrapping_add(dst);
         if len == 0 {
             continue;
         }
-        let sge = sndbuf.sge(src as usize, len as u32).ok_or(EPIPE)?;
-        conn.lgr
-            .post_write(slot, part, sge, peer.addr.wrapping_add(dst), peer.rkey)?;
+        if len < inline_max {
+            // Short pieces (a request, a reply) go inline, as upstream's.
+            let mut bytes = [0u8; INLINE_WRITE_MAX];
+            let data = bytes.get_mut(..len).ok_or(EPIPE)?;
+            sndbuf.buf().read(src, data)?;
+            conn.lgr
+                .post_write_inline(slot, part, data, remote, peer.rkey)?;
+        } else {
+            let sge = sndbuf.sge(src, len as u32).ok_or(EPIPE)?;
+            conn.lgr.post_write(slot, part, sge, remote, peer.rkey)?;
+        }
     }
     sh.tx_prod += n;
     if sh.tx_prod == sh.tx_copied {

@@ -202,6 +202,40 @@ impl<H: QpHandler> Qp<Rts, H> {
         inner.post_send_raw(&wr.wr)
     }
 
+    /// Writes `data` inline (the driver copies it while posting) to the
+    /// peer's memory at `remote_addr` under its key `rkey`, with send slot
+    /// `slot`, unsignaled. `EINVAL` if longer than `caps().max_inline_data`.
+    pub(crate) fn post_rdma_write_inline(
+        &self,
+        slot: u32,
+        data: &[u8],
+        remote_addr: u64,
+        rkey: u32,
+    ) -> Result {
+        let inner = &self.inner;
+        let len = u32::try_from(data.len()).map_err(|_| EINVAL)?;
+        if len == 0 || len > inner.caps.max_inline_data {
+            return Err(EINVAL.into());
+        }
+        let mut sge = bindings::ib_sge {
+            addr: data.as_ptr() as u64,
+            length: len,
+            lkey: 0,
+        };
+        let mut wr = bindings::ib_rdma_wr {
+            wr: send_wr(
+                inner.cqe(SlotKind::Send(slot))?,
+                bindings::ib_wr_opcode_IB_WR_RDMA_WRITE,
+                bindings::ib_send_flags_IB_SEND_INLINE,
+            ),
+            remote_addr,
+            rkey,
+        };
+        wr.wr.sg_list = &mut sge;
+        wr.wr.num_sge = 1;
+        inner.post_send_raw(&wr.wr)
+    }
+
     /// Registers `reg` (a region of this queue pair's domain) with
     /// `access`; the handler's `reg_done` reports the outcome, after which
     /// the keys work. One registration at a time (`EBUSY`); the queue pair
