@@ -17,6 +17,10 @@
 #   FB_CONTENDERS  "tcp upstream smc_rs"; LABEL=PATH is an smc_rs module
 #                  at PATH (an older build, say) labelled LABEL
 #   FB_ROUNDS 5   FB_COUNT 300   FB_PORT 7500
+#   FB_PROFILE=1  each VM records its first round of every contender with
+#                 `perf record -a` (cpu-clock) into
+#                 $SMC_OUT/fallback-perf-CONTENDER-vmN.txt (those rounds'
+#                 figures are then not comparable)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -67,15 +71,26 @@ for r in $(seq "$rounds"); do
 		port=$((base_port + 2 * run))
 		run=$((run + 1))
 		fam=$(family "$c")
+		prof=()
+		if [ "${FB_PROFILE:-0}" = 1 ] && [ "$r" = 1 ]; then
+			echo -1 >/proc/sys/kernel/perf_event_paranoid
+			echo 0 >/proc/sys/kernel/kptr_restrict
+			prof=(perf record -a -e cpu-clock -F 1000 -o "/tmp/fb-$c.data" --)
+		fi
 		load "$c" || { echo "round $r $c: load failed" >>"$SMC_OUT/fallback-notes-vm$SMC_VM.txt"; continue; }
 		if [ "$SMC_VM" = 1 ]; then
-			timeout 600 "$bin" server -f "$fam" -p "$port" -T 590 \
+			"${prof[@]}" timeout 600 "$bin" server -f "$fam" -p "$port" -T 590 \
 				>>"$SMC_OUT/fallback-server.txt" 2>&1
 		else
-			timeout 600 "$bin" client -f "$fam" -a "$server" -p "$port" -w cps -t 1 \
+			"${prof[@]}" timeout 600 "$bin" client -f "$fam" -a "$server" -p "$port" -w cps -t 1 \
 				-n "$count" -s 500 -W 120 -r "$r" 2>>"$SMC_OUT/fallback-client-stderr.txt" |
 				sed "s/^RESULT /RESULT contender=${c%%=*} /" >>"$SMC_OUT/fallback-results.txt"
 			"$bin" client -f tcp -a "$server" -p "$port" -w ctl -l quit -W 60 -T 90
+		fi
+		if [ ${#prof[@]} -gt 0 ]; then
+			perf report -i "/tmp/fb-$c.data" --stdio --no-children --sort dso,sym \
+				--percent-limit 0.3 2>&1 | grep -v '^$' \
+				>"$SMC_OUT/fallback-perf-${c%%=*}-vm$SMC_VM.txt"
 		fi
 		unload || echo "round $r $c: unload failed" >>"$SMC_OUT/fallback-notes-vm$SMC_VM.txt"
 	done
