@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# An orphaned SMC-R connection across the VM pair: VM 2 (smc_rs) fills a
+# connection whose server on VM 1 (smc_rs or upstream) reads nothing, and
+# closes it. The close completes in the background; as TCP gives up on an
+# orphan whose peer takes nothing, smc_rs aborts the connection after 60 s
+# of no progress: it is listed (SMC-R, closing) until then and gone
+# afterwards, and the server's reader then sees ECONNRESET (upstream's
+# answer to an abort, and ours).
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+peer=10.10.0.$((3 - SMC_VM))
+port=7309
+go=$SMC_OUT/orphan-go
+result=$SMC_OUT/orphan-server.txt
+smcss=$SMC_TOP/tools/target/release/smcss
+
+if lsmod | grep -q '^smc '; then
+	mine=upstream
+else
+	mine=smc_rs
+	# After smc_rs_smcr.sh, which unloads it at its end.
+	lsmod | grep -q '^smc_rs ' || insmod "$SMC_TOP/smc_rs.ko"
+	"$here/tools/smc_ueid" add SMC-RS-TESTBED 2>/dev/null
+fi
+
+if [ "$SMC_VM" = 1 ]; then
+	server_reads() {
+		timeout 400 python3 "$here/smc_orphan_peer.py" server "$port" "$go" >"$result.tmp" &&
+			mv "$result.tmp" "$result"
+		cat "$result"
+		grep -q "then ECONNRESET$" "$result"
+	}
+	run_test "$mine server: the reader of an orphan its client aborted sees ECONNRESET" server_reads
+	[ "$mine" = smc_rs ] && run_test "smc_rs unloads after the orphan (server side)" rmmod smc_rs
+	exit 0
+fi
+
+# listed: the orphan's smc_diag row (peer address PEER:PORT).
+listed() {
+	"$smcss" -a 2>/dev/null | grep " $peer:$port "
+}
+
+orphan_aborted() {
+	local t0 rc=0
+	python3 "$here/smc_orphan_peer.py" client "$peer" "$port" || return 1
+	t0=$(date +%s)
+	sleep 2
+	echo "after close:"
+	listed | grep SMCR || { echo "the closed connection is not listed as SMC-R"; return 1; }
+	while [ $(($(date +%s) - t0)) -lt 45 ]; do sleep 1; done
+	echo "after 45 s:"
+	listed || { echo "aborted too early"; return 1; }
+	while [ $(($(date +%s) - t0)) -lt 90 ]; do
+		listed >/dev/null || break
+		sleep 1
+	done
+	echo "after $(($(date +%s) - t0)) s:"
+	listed && rc=1
+	return $rc
+}
+if [ "$mine" = smc_rs ]; then
+	run_test "smc_rs client: an orphan whose peer reads nothing is aborted after 60 s" orphan_aborted
+else
+	skip_test "smc_rs client: an orphan whose peer reads nothing is aborted after 60 s" "client runs upstream"
+fi
+touch "$go"
+# Lingering link groups do not keep the module.
+[ "$mine" = smc_rs ] && run_test "smc_rs unloads after the orphan (client side)" rmmod smc_rs
+exit 0
