@@ -30,6 +30,7 @@ use crate::sys::ib::wr::{QpEvent, Sge, WcStatus};
 use crate::sys::print::smc_dbg;
 use crate::sys::sync::{new_spinlock_bh, SpinLockBh};
 use crate::sysctl::LgrParams;
+use crate::wire::lgr_match::LgrIdentity;
 use crate::wire::llc::LLC_LEN;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
 use kernel::prelude::*;
@@ -352,6 +353,18 @@ impl LinkGroup {
     /// What we know of the peer's end of the link.
     pub(crate) fn peer(&self) -> PeerLink {
         *self.peer.lock()
+    }
+
+    /// What a new connection that may join the link group looks for.
+    pub(crate) fn identity(&self) -> LgrIdentity {
+        let peer = self.peer();
+        LgrIdentity {
+            net: self.params.net,
+            role: self.role.wire(),
+            peer_systemid: peer.systemid,
+            peer_gid: peer.gid,
+            peer_qpn: peer.qpn,
+        }
     }
 
     /// The server learns the client's queue pair from its Confirm.
