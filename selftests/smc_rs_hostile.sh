@@ -117,7 +117,8 @@ cases=(
 server_case() {
 	local port=$1 expect=$2 want=$3 knob=${4:-} before after out first qps_before qps_after
 	before=$(snapshot)
-	[ -z "$knob" ] || echo "$knob" >"$dbg/inject"
+	# The client counts from before the knob is armed.
+	[ -z "$knob" ] || { await "counted-$port" && echo "$knob" >"$dbg/inject"; } || return 1
 	qps_before=$(rc_qps)
 	signal "listen-$port"
 	out=$(timeout 300 "$py" "$helper" server "$port" 2)
@@ -148,6 +149,7 @@ client_case() {
 	local port=$1 knob=$2 allowed=$3 expect=${4:-} out r sent_before rcvd_before before qps_before
 	before=$(snapshot)
 	qps_before=$(rc_qps)
+	signal "counted-$port"
 	await "listen-$port" || return 1
 	out=$(timeout 120 "$py" "$helper" client "$peer" "$port" "$size" "$knob")
 	echo "hostile: $out"
