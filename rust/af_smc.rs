@@ -21,6 +21,7 @@ use crate::sys::errno::{EINVAL, ENOPROTOOPT, EPROTONOSUPPORT, ESOCKTNOSUPPORT};
 use crate::sys::family::{AcceptArg, SocketFamily};
 use crate::sys::listen::ListenOwner;
 use crate::sys::net::Net;
+use crate::sys::owner::OwnerHook;
 use crate::sys::print::smc_dbg;
 use crate::sys::sock::{SmcSk, SockGuard, SockState};
 use crate::sys::socket::{FileRedirect, Socket};
@@ -49,7 +50,13 @@ pub(crate) enum SmcState {
     Fallback(DeclineReason),
     /// Connected over SMC-R. `reported` is false while a non-blocking
     /// connect's success is still to be told to the next `connect()`.
-    Smcr { conn: Arc<Conn>, reported: bool },
+    /// `owner` lets the connection's receive path signal the socket's
+    /// owner (an accepted socket gets it once it has its socket).
+    Smcr {
+        conn: Arc<Conn>,
+        reported: bool,
+        owner: Option<OwnerHook>,
+    },
     /// Released.
     Closed,
 }
@@ -302,7 +309,11 @@ fn enter_smcr(sock: &Sock<'_>, st: &mut Guard<'_>, side: Side, conn: Arc<Conn>) 
     smc_dbg!("{:?}: SMC-R, token {:#x}", side, conn.token);
     let reported = !matches!(st.state, SmcState::Connecting(_));
     *sock.sk().state().diag_conn.lock() = Some(conn.clone());
-    st.state = SmcState::Smcr { conn, reported };
+    st.state = SmcState::Smcr {
+        conn,
+        reported,
+        owner: Some(OwnerHook::new(sock.sk())),
+    };
     st.set_sk_state(SMC_ACTIVE);
     sock.set_connected(st);
 }
@@ -362,7 +373,11 @@ impl SocketFamily for SmcSock {
             drop(listed);
             match old {
                 SmcState::Listen(l) => l.stop(&st),
-                SmcState::Smcr { conn, .. } => smcr_ops::release(sock, &mut st, conn),
+                SmcState::Smcr { conn, owner, .. } => {
+                    // Nothing reaches the socket from the connection now.
+                    drop(owner);
+                    smcr_ops::release(sock, &mut st, conn)
+                }
                 _ => {}
             }
         }
@@ -389,6 +404,7 @@ impl SocketFamily for SmcSock {
             Some(c) => SmcState::Smcr {
                 conn: c,
                 reported: true,
+                owner: None,
             },
             None => SmcState::Fallback(conn.reason),
         };
@@ -403,7 +419,12 @@ impl SocketFamily for SmcSock {
         // The handshake was counted when it finished.
         match st.state {
             SmcState::Fallback(reason) => enter_fallback(sock, &mut st, Side::Server, reason),
-            SmcState::Smcr { ref conn, .. } => {
+            SmcState::Smcr {
+                ref conn,
+                ref mut owner,
+                ..
+            } => {
+                *owner = Some(OwnerHook::new(sock.sk()));
                 *sock.sk().state().diag_conn.lock() = Some(conn.clone());
                 st.set_sk_state(SMC_ACTIVE);
                 sock.set_connected(&st);

@@ -260,6 +260,9 @@ pub(crate) struct LgrParams {
     /// Connections the link group takes: `smcr_max_conns_per_lgr`, then
     /// what the CLC handshake agreed (SMC-Rv2.1), else 255.
     pub(crate) max_conns: u8,
+    /// The namespace these values come from (its cookie): the link
+    /// group's, which only connections of sockets in it join.
+    pub(crate) net: u64,
 }
 
 impl LgrParams {
@@ -270,11 +273,12 @@ impl LgrParams {
         send_wr: 16,
         recv_wr: 48,
         max_conns: 255,
+        net: 0,
     };
 
     /// The values of `net` now.
     pub(crate) fn of(net: &Net) -> Self {
-        let Some(p) = pernet::with::<NetSysctls, _>(net, |s| {
+        let p = pernet::with::<NetSysctls, _>(net, |s| {
             let get = |i| s.table.get(i).unwrap_or(0);
             LgrParams {
                 testlink_ms: jiffies_to_ms(get(SMCR_TESTLINK_TIME)),
@@ -282,10 +286,13 @@ impl LgrParams {
                 send_wr: get(SMCR_MAX_SEND_WR).max(WR_MIN) as u32,
                 recv_wr: get(SMCR_MAX_RECV_WR).max(WR_MIN) as u32,
                 max_conns: get(SMCR_MAX_CONNS_PER_LGR).clamp(CONNS_MIN, CONNS_MAX) as u8,
+                net: 0,
             }
-        }) else {
-            return Self::DEFAULT;
-        };
-        p
+        })
+        .unwrap_or(Self::DEFAULT);
+        LgrParams {
+            net: net.cookie(),
+            ..p
+        }
     }
 }

@@ -16,5 +16,7 @@ pub(crate) mod close;
 pub(crate) mod codec;
 #[path = "../wire/src/cursor.rs"]
 pub(crate) mod cursor;
+#[path = "../wire/src/lgr_match.rs"]
+pub(crate) mod lgr_match;
 #[path = "../wire/src/llc/mod.rs"]
 pub(crate) mod llc;

@@ -508,13 +508,33 @@ static void send_timeout(void)
 	end(fd);
 }
 
-/* "abc", urgent "!", "def": the reader stops at the mark. */
+static volatile sig_atomic_t sigurgs;
+
+static void on_sigurg(int sig)
+{
+	(void)sig;
+	sigurgs++;
+}
+
+/*
+ * "abc", urgent "!", "def": the reader stops at the mark. The reader's
+ * process owns the socket (F_SETOWN) before anything is sent: it gets
+ * SIGURG once for the urgent byte.
+ */
 static void urgent(void)
 {
 	int fd = begin("urgent data mid-stream");
+	struct sigaction sa = { .sa_handler = on_sigurg, .sa_flags = SA_RESTART };
 	char buf[64] = { 0 };
 	int v;
 
+	if (is_server) {
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGURG, &sa, NULL);
+		sigurgs = 0;
+		SHOW("F_SETOWN", fcntl(fd, F_SETOWN, getpid()));
+	}
+	sync_peer();
 	if (!is_server) {
 		SHOW("send abc", send(fd, "abc", 3, MSG_NOSIGNAL));
 		SHOW("send MSG_OOB", send(fd, "!", 1, MSG_OOB | MSG_NOSIGNAL));
@@ -540,6 +560,8 @@ static void urgent(void)
 		OBS("data after the mark", "%s", buf);
 		SHOW("SIOCATMARK after", (ioctl(fd, SIOCATMARK, &v), v));
 		OBS("poll after reading all", "%s", poll_bits(fd));
+		OBS("SIGURG delivered to the F_SETOWN owner", "%d", (int)sigurgs);
+		signal(SIGURG, SIG_DFL);
 	}
 	end(fd);
 }

@@ -81,7 +81,8 @@ fn apply(conn: &Arc<Conn>, cdc: &CdcMsg) {
         sh.urg_tx = None;
     }
     sh.peer_flags = cdc.prod_flags;
-    if cdc.prod_flags.urg_data_present && sh.rx_prod > prod_before {
+    let urgent_arrived = cdc.prod_flags.urg_data_present && sh.rx_prod > prod_before;
+    if urgent_arrived {
         // The last byte this message announces is urgent; a byte an
         // earlier one flagged and nobody took stays in the stream.
         sh.urg_rx = Some(UrgentRx {
@@ -91,6 +92,11 @@ fn apply(conn: &Arc<Conn>, cdc: &CdcMsg) {
             at_mark: false,
         });
     }
+    // SIGURG once per urgent byte, when the peer first tells of it (that
+    // it is pending, or the byte itself), as TCP sends it when it first
+    // sees an urgent pointer.
+    let sigurg = (urgent_arrived || cdc.prod_flags.urg_data_pending) && !sh.urg_announced;
+    sh.urg_announced = !urgent_arrived && (sh.urg_announced || cdc.prod_flags.urg_data_pending);
     let f = cdc.conn_state_flags;
     let old = sh.peer_state;
     sh.peer_state.peer_done_writing |= f.peer_done_writing;
@@ -131,6 +137,9 @@ fn apply(conn: &Arc<Conn>, cdc: &CdcMsg) {
     drop(sh);
     if settle {
         close::settle_later(conn, deferred);
+    }
+    if sigurg {
+        conn.signal_urgent();
     }
     if wants_update && unsent {
         // The peer waits for room: tell it now if a slot is free; else the

@@ -102,6 +102,9 @@ pub(crate) struct ConnShared {
     pub(crate) urg_tx: Option<u64>,
     /// `SO_OOBINLINE` as the socket's last read saw it.
     pub(crate) oob_inline: bool,
+    /// The peer announced its next urgent byte (`urg_data_pending`) and
+    /// the socket's owner got its `SIGURG`; the byte has not arrived yet.
+    pub(crate) urg_announced: bool,
 }
 
 /// An urgent byte from the peer: the last byte of the write its CDC
@@ -195,6 +198,7 @@ impl Conn {
                         urg_rx: None,
                         urg_tx: None,
                         oob_inline: false,
+                        urg_announced: false,
                         error: None,
                         error_reported: false,
                     },
@@ -246,6 +250,12 @@ impl Conn {
     /// Wakes whoever waits on the socket (readers, writers, pollers).
     pub(crate) fn wake(&self) {
         self.waker.wake_waiters();
+    }
+
+    /// Sends `SIGURG` to the socket's owner: the peer announced urgent
+    /// data.
+    pub(crate) fn signal_urgent(&self) {
+        self.waker.signal_urgent();
     }
 
     /// The device completed the CDC message that covered the stream up to

@@ -12,6 +12,7 @@
 //! | 3 | after the CDC message, a copy with the previous sequence number |
 //! | 4 | the CDC message's consumer cursor is more than a ring ahead of what the peer wrote |
 //! | 5 | after the CDC message, on its link, an LLC message of a type nobody handles and a TEST LINK with a wrong length |
+//! | 6 | after the CDC message, on its link, the link requests a link group with one link refuses: ADD LINK, REQ ADD LINK, DELETE LINK of another link id, CONFIRM LINK |
 //!
 //! Other values do nothing. The copies of 2 and 3 also carry a producer cursor outside any ring: a
 //! peer that failed to drop them would abort the connection. A fault that
@@ -46,6 +47,9 @@ pub(crate) enum Fault {
     ConsumerBeyondSent = 4,
     /// Malformed LLC messages on the link.
     MalformedLlc = 5,
+    /// Requests to add a link, to delete another one, to confirm the link
+    /// again.
+    LinkRequests = 6,
 }
 
 /// The fault armed now, if any (one relaxed load).
@@ -56,6 +60,7 @@ pub(crate) fn armed() -> Option<Fault> {
         3 => Some(Fault::StaleSeqno),
         4 => Some(Fault::ConsumerBeyondSent),
         5 => Some(Fault::MalformedLlc),
+        6 => Some(Fault::LinkRequests),
         _ => None,
     }
 }
@@ -125,6 +130,12 @@ pub(crate) fn after_cdc(fault: Fault, lgr: &LinkGroup, sent: &CdcMsg) {
         Fault::MalformedLlc => {
             let mut msgs = [[0u8; LLC_LEN]; 2];
             super::llc::malformed(lgr, &mut msgs);
+            send_extra(lgr, fault, &msgs);
+            return;
+        }
+        Fault::LinkRequests => {
+            let mut msgs = [[0u8; LLC_LEN]; 4];
+            super::llc::link_requests(lgr, &mut msgs);
             send_extra(lgr, fault, &msgs);
             return;
         }

@@ -30,6 +30,7 @@ use crate::sys::ib::wr::{QpEvent, Sge, WcStatus};
 use crate::sys::print::smc_dbg;
 use crate::sys::sync::{new_spinlock_bh, SpinLockBh};
 use crate::sysctl::LgrParams;
+use crate::wire::lgr_match::LgrIdentity;
 use crate::wire::llc::LLC_LEN;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
 use kernel::prelude::*;
@@ -68,6 +69,16 @@ pub(crate) enum Role {
     Client,
     /// We accepted: we confirm the link.
     Server,
+}
+
+impl Role {
+    /// The same side, as the wire's link rules name it.
+    pub(crate) fn wire(self) -> crate::wire::llc::Role {
+        match self {
+            Role::Client => crate::wire::llc::Role::Client,
+            Role::Server => crate::wire::llc::Role::Server,
+        }
+    }
 }
 
 /// Where the link is in its life.
@@ -342,6 +353,18 @@ impl LinkGroup {
     /// What we know of the peer's end of the link.
     pub(crate) fn peer(&self) -> PeerLink {
         *self.peer.lock()
+    }
+
+    /// What a new connection that may join the link group looks for.
+    pub(crate) fn identity(&self) -> LgrIdentity {
+        let peer = self.peer();
+        LgrIdentity {
+            net: self.params.net,
+            role: self.role.wire(),
+            peer_systemid: peer.systemid,
+            peer_gid: peer.gid,
+            peer_qpn: peer.qpn,
+        }
     }
 
     /// The server learns the client's queue pair from its Confirm.
@@ -760,15 +783,27 @@ impl QpHandler for LinkGroup {
             self.link_down();
             return;
         }
-        let mut msg = [0u8; LLC_LEN];
+        let len = (byte_len as usize).min(WR_BUF_V2_SIZE);
+        // A long SMC-Rv2 LLC message is read whole (its tail is in the v2
+        // buffer); without memory for it, its first 44 bytes.
+        let mut long = if len > LLC_LEN {
+            KVec::from_elem(0u8, len, GFP_ATOMIC).ok()
+        } else {
+            None
+        };
+        let mut head = [0u8; LLC_LEN];
+        let out: &mut [u8] = match long.as_mut() {
+            Some(v) => v.as_mut_slice(),
+            None => &mut head,
+        };
         // The slot is free again as soon as its bytes are copied.
         let (n, reposted) = match &*self.qp.lock() {
             LinkQp::Init(qp) => (
-                read_rx(qp, slot, byte_len as usize, &mut msg),
+                read_rx(qp, slot, len, out),
                 self.post_recv_slot(qp, slot, true),
             ),
             LinkQp::Rts(qp) => (
-                read_rx(qp, slot, byte_len as usize, &mut msg),
+                read_rx(qp, slot, len, out),
                 self.post_recv_slot(qp, slot, true),
             ),
             LinkQp::None => (0, Ok(())),
@@ -778,11 +813,11 @@ impl QpHandler for LinkGroup {
             return;
         }
         self.activity.heard();
-        let Some(msg) = msg.get(..n) else { return };
+        let Some(msg) = out.get(..n) else { return };
         if msg.first() == Some(&crate::wire::cdc::CDC_MSG_TYPE) {
-            super::cdc::received(self, msg);
+            super::cdc::received(self, msg.get(..LLC_LEN).unwrap_or(msg));
         } else {
-            super::llc::received(self, msg, byte_len as usize);
+            super::llc::received(self, msg);
         }
     }
 

@@ -1,88 +1,95 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! LLC messages on a link: the CONFIRM LINK handshake that makes a new
-//! link usable, TEST LINK answered at once, DELETE LINK taking the link
-//! down. Malformed or unknown messages are dropped (and counted, see
-//! [`rejects`](super::rejects)) and the link stays up, as upstream does.
+//! link usable, and the answers to what the peer sends, as upstream gives
+//! them for a link group that keeps a single link (see
+//! [`OneLink`](crate::wire::llc::OneLink)): TEST LINK echoed, rkeys
+//! confirmed, ADD LINK refused, DELETE LINK taking the link down or
+//! answered for a link id that is not ours. Malformed or unknown messages
+//! are dropped (and counted, see [`rejects`](super::rejects)) and the link
+//! stays up, as upstream does.
 
-use super::lgr::LinkGroup;
+use super::lgr::{LinkGroup, LinkState};
 use super::rejects::{self, Reject};
 use crate::sys::errno::{EPROTO, ETIMEDOUT};
 use crate::sys::print::smc_dbg;
 use crate::wire::llc::{
-    ConfirmLink, ConfirmRkey, DeleteLink, DeleteRkey, EntryList, LlcError, LlcMessage, LlcVersion,
-    TestLink, LLC_LEN,
+    self, AddLink, ConfirmLink, DeleteLink, EntryList, LlcMessage, LlcVersion, OneLink,
+    OneLinkAction, Refusal, ReqAddLink, TestLink, LLC_LEN,
 };
+use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 
-/// Takes an LLC message the peer sent (softirq). `msg` holds the first
-/// bytes, `len` is how long the message was on the wire.
-pub(crate) fn received(lgr: &LinkGroup, msg: &[u8], len: usize) {
-    let parsed = match LlcMessage::parse(msg) {
-        Ok(m) => m,
+/// Takes an LLC message the peer sent (softirq): `msg` is the whole
+/// message as it was received.
+pub(crate) fn received(lgr: &LinkGroup, msg: &[u8]) {
+    let link = OneLink {
+        role: lgr.role.wire(),
+        version: version(lgr),
+        link_num: lgr.link_num.load(Ordering::Relaxed),
+        confirming: lgr.state() == LinkState::Activating,
+    };
+    let action = match link.decide(msg) {
+        Ok(a) => a,
         Err(e) => {
             let t = msg.first().copied().unwrap_or(0);
             rejects::count(
                 Reject::LlcMalformed,
-                format_args!("type {:#04x}, {} bytes: {:?}", t, len, e),
+                format_args!("type {:#04x}, {} bytes: {:?}", t, msg.len(), e),
             );
             return;
         }
     };
-    match parsed {
-        LlcMessage::ConfirmLink(_) => {
+    match action {
+        OneLinkAction::Nothing => {}
+        OneLinkAction::Answer(m) => answer(lgr, &m),
+        OneLinkAction::Refuse(why, m) => {
+            let what = match why {
+                Refusal::AddLink => Reject::LlcAddLinkRefused,
+                Refusal::UnknownLink => Reject::LlcUnknownLink,
+                Refusal::OutOfFlow => Reject::LlcOutOfFlow,
+            };
+            rejects::count(
+                what,
+                format_args!(
+                    "type {:#04x}, {}answered",
+                    msg.first().copied().unwrap_or(0),
+                    if m.is_some() { "" } else { "not " }
+                ),
+            );
+            if let Some(m) = m {
+                answer(lgr, &m);
+            }
+        }
+        OneLinkAction::ToConfirmation => {
             let mut copy = [0u8; LLC_LEN];
             if let Some(src) = msg.get(..LLC_LEN) {
                 copy.copy_from_slice(src);
                 lgr.queue_llc(&copy);
             }
         }
-        LlcMessage::TestLink(t) if !t.resp => {
-            let reply = TestLink {
-                version: t.version,
-                resp: true,
-                user_data: t.user_data,
-            };
-            answer(lgr, |buf| reply.encode(buf));
-        }
-        // One link: the peer's new or deleted RMBs need no rkeys for other
-        // links of ours, so every request is confirmed as it came.
-        LlcMessage::ConfirmRkey(c) if !c.resp => {
-            answer(lgr, |buf| ConfirmRkey { resp: true, ..c }.encode(buf));
-        }
-        LlcMessage::DeleteRkey(d) if !d.resp => {
-            let resp = DeleteRkey {
-                resp: true,
-                negative: false,
-                retry: false,
-                err_mask: 0,
-                rkeys: match d.version {
-                    LlcVersion::V1 => d.rkeys,
-                    LlcVersion::V2 => EntryList::from_wire(&[]).unwrap_or(d.rkeys),
-                },
-                ..d
-            };
-            answer(lgr, |buf| resp.encode(buf));
-        }
-        LlcMessage::DeleteLink(d) if !d.resp => {
-            smc_dbg!("llc: peer deletes the link (reason {:#x})", d.reason);
+        OneLinkAction::EndLink(m) => {
+            smc_dbg!(
+                "llc: the peer ends the link (type {:#04x})",
+                msg.first().copied().unwrap_or(0)
+            );
+            if let Some(m) = m {
+                answer(lgr, &m);
+            }
             lgr.link_down();
-        }
-        other => {
-            smc_dbg!("llc: {:?} not handled", other.kind());
         }
     }
 }
 
-/// Sends a response from the receive path if a slot is free now; a
-/// response that cannot go is lost, and the peer's request times out as
-/// it would on a lost message.
-fn answer(lgr: &LinkGroup, encode: impl FnOnce(&mut [u8]) -> Result<usize, LlcError>) {
+/// Sends `msg` from the receive path if a slot is free now; a message
+/// that cannot go is lost, and the peer's request times out as it would
+/// on a lost message.
+fn answer(lgr: &LinkGroup, msg: &LlcMessage<'_>) {
     let mut buf = [0u8; LLC_LEN];
-    let Ok(n) = encode(&mut buf) else { return };
-    let Some(msg) = buf.get(..n) else { return };
+    let Ok(n) = msg.encode(&mut buf) else { return };
+    let Some(bytes) = buf.get(..n) else { return };
     if let Ok(slot) = lgr.try_get_slot() {
-        if lgr.post_msg(slot, msg).is_err() {
+        if lgr.post_msg(slot, bytes).is_err() {
             lgr.put_slot(slot);
         }
     }
@@ -220,5 +227,60 @@ pub(crate) fn malformed(lgr: &LinkGroup, out: &mut [[u8; LLC_LEN]; 2]) {
     match version(lgr) {
         LlcVersion::V1 => *lo = short as u8,
         LlcVersion::V2 => [*lo, *hi] = short.to_le_bytes(),
+    }
+}
+
+/// Link requests a link group with one link refuses, for fault injection
+/// (see [`inject`](super::inject)), all valid messages: an ADD LINK
+/// request for a second link, a REQ ADD LINK offering our GID, a DELETE
+/// LINK of a link id that is not ours, and a CONFIRM LINK after the
+/// link's confirmation.
+pub(crate) fn link_requests(lgr: &LinkGroup, out: &mut [[u8; LLC_LEN]; 4]) {
+    let link_num = lgr.link_num.load(Ordering::Relaxed);
+    let other = link_num.wrapping_add(1).max(1);
+    let gids = [lgr.dev.gid];
+    let mut gid_bytes = [0u8; 16];
+    let msgs = [
+        LlcMessage::AddLink(AddLink {
+            version: version(lgr),
+            resp: false,
+            reject: false,
+            reject_reason: 0,
+            sender_mac: lgr.dev.mac,
+            sender_gid: lgr.dev.gid,
+            sender_qpn: lgr.qpn() ^ 0x80_0000,
+            link_num: other,
+            qp_mtu: lgr.mtu(),
+            initial_psn: lgr.psn,
+            ext: None,
+        }),
+        LlcMessage::ReqAddLink(ReqAddLink {
+            resp: false,
+            gids: EntryList::build(&gids, &mut gid_bytes).unwrap_or(EntryList::empty()),
+        }),
+        LlcMessage::DeleteLink(DeleteLink {
+            version: version(lgr),
+            resp: false,
+            all: false,
+            orderly: true,
+            link_num: other,
+            reason: llc::DEL_LOST_PATH,
+        }),
+        LlcMessage::ConfirmLink(ConfirmLink {
+            version: version(lgr),
+            resp: false,
+            no_rmbe_eyec: true,
+            sender_mac: lgr.dev.mac,
+            sender_gid: lgr.dev.gid,
+            sender_qpn: lgr.qpn(),
+            link_num,
+            link_uid: [0; 4],
+            max_links: 1,
+            max_conns: 255,
+        }),
+    ];
+    for (buf, msg) in out.iter_mut().zip(msgs.iter()) {
+        buf.fill(0);
+        let _ = msg.encode(buf);
     }
 }

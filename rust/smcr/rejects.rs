@@ -3,11 +3,13 @@
 //! Counters of what peers sent that was refused, module wide: CDC
 //! messages whose cursors break the rules (their connection is aborted),
 //! CDC messages for no connection we know or older than the last one taken
-//! (dropped, as upstream does), and malformed CDC or LLC messages (dropped,
-//! the link stays, as upstream does). A broken message also leaves a
-//! rate-limited warning in the kernel log; the dropped ones (which a late
-//! message after a close can also cause) a debug message. The counts are
-//! shown in debugfs.
+//! (dropped, as upstream does), malformed CDC or LLC messages (dropped,
+//! the link stays, as upstream does), and LLC link requests a link group
+//! with one link refuses or no flow waits for (answered or dropped as
+//! upstream does, the link stays). A broken message also leaves a
+//! rate-limited warning in the kernel log; the others (which a late
+//! message after a close, or a peer that would add links, can also cause)
+//! a debug message. The counts are shown in debugfs.
 
 use crate::sys::debugfs::DebugfsDir;
 use crate::sys::print::{smc_dbg, smc_warn_ratelimited};
@@ -30,6 +32,13 @@ pub(crate) enum Reject {
     /// An LLC message of a type nobody handles, too short, or with a wrong
     /// length field.
     LlcMalformed,
+    /// An LLC request to add a link (ADD LINK, REQ ADD LINK), refused.
+    LlcAddLinkRefused,
+    /// An LLC DELETE LINK of a link id that is not ours.
+    LlcUnknownLink,
+    /// An LLC message no flow waits for: a response to a request we never
+    /// sent, a CONFIRM LINK after the link's confirmation.
+    LlcOutOfFlow,
 }
 
 static CDC_BAD_CURSOR: AtomicU64 = AtomicU64::new(0);
@@ -37,15 +46,21 @@ static CDC_UNKNOWN_TOKEN: AtomicU64 = AtomicU64::new(0);
 static CDC_STALE_SEQNO: AtomicU64 = AtomicU64::new(0);
 static CDC_MALFORMED: AtomicU64 = AtomicU64::new(0);
 static LLC_MALFORMED: AtomicU64 = AtomicU64::new(0);
+static LLC_ADD_LINK_REFUSED: AtomicU64 = AtomicU64::new(0);
+static LLC_UNKNOWN_LINK: AtomicU64 = AtomicU64::new(0);
+static LLC_OUT_OF_FLOW: AtomicU64 = AtomicU64::new(0);
 
 impl Reject {
     /// Every kind, in the order the files are listed.
-    const ALL: [Reject; 5] = [
+    const ALL: [Reject; 8] = [
         Reject::CdcBadCursor,
         Reject::CdcUnknownToken,
         Reject::CdcStaleSeqno,
         Reject::CdcMalformed,
         Reject::LlcMalformed,
+        Reject::LlcAddLinkRefused,
+        Reject::LlcUnknownLink,
+        Reject::LlcOutOfFlow,
     ];
 
     fn counter(self) -> &'static AtomicU64 {
@@ -55,6 +70,9 @@ impl Reject {
             Reject::CdcStaleSeqno => &CDC_STALE_SEQNO,
             Reject::CdcMalformed => &CDC_MALFORMED,
             Reject::LlcMalformed => &LLC_MALFORMED,
+            Reject::LlcAddLinkRefused => &LLC_ADD_LINK_REFUSED,
+            Reject::LlcUnknownLink => &LLC_UNKNOWN_LINK,
+            Reject::LlcOutOfFlow => &LLC_OUT_OF_FLOW,
         }
     }
 
@@ -66,6 +84,9 @@ impl Reject {
             Reject::CdcStaleSeqno => c_str!("rx_cdc_stale_seqno"),
             Reject::CdcMalformed => c_str!("rx_cdc_malformed"),
             Reject::LlcMalformed => c_str!("rx_llc_malformed"),
+            Reject::LlcAddLinkRefused => c_str!("rx_llc_add_link_refused"),
+            Reject::LlcUnknownLink => c_str!("rx_llc_unknown_link"),
+            Reject::LlcOutOfFlow => c_str!("rx_llc_out_of_flow"),
         }
     }
 
@@ -77,12 +98,19 @@ impl Reject {
             Reject::CdcStaleSeqno => "stale CDC sequence number dropped",
             Reject::CdcMalformed => "malformed CDC message dropped",
             Reject::LlcMalformed => "malformed LLC message dropped",
+            Reject::LlcAddLinkRefused => "LLC request to add a link refused",
+            Reject::LlcUnknownLink => "LLC DELETE LINK of another link id",
+            Reject::LlcOutOfFlow => "LLC message outside any flow dropped",
         }
     }
 
-    /// Whether only a broken peer sends this (else a late message can).
+    /// Whether only a broken peer sends this (else a late message, or a
+    /// peer that manages links differently, can).
     fn is_broken(self) -> bool {
-        !matches!(self, Reject::CdcUnknownToken | Reject::CdcStaleSeqno)
+        matches!(
+            self,
+            Reject::CdcBadCursor | Reject::CdcMalformed | Reject::LlcMalformed
+        )
     }
 }
 

@@ -25,6 +25,7 @@ use crate::wire::clc::{
     DeclineReason, FirstContactExt, GidList, LocalInfo, MsgType, SmcrAcceptConfirm, OS_LINUX,
     SMC_FEATURE_MASK, SMC_RELEASE, SMC_V2,
 };
+use crate::wire::lgr_match::LgrIdentity;
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{new_mutex, Arc, Mutex};
@@ -85,35 +86,41 @@ impl LgrRegistry {
         self.server_pending.lock()
     }
 
-    /// A live client link group to the peer the server named in its Accept.
-    fn find_client(&self, a: &SmcrAcceptConfirm) -> Option<Arc<LinkGroup>> {
+    /// A live client link group of namespace `net` to the peer the server
+    /// named in its Accept.
+    fn find_client(&self, net: u64, a: &SmcrAcceptConfirm) -> Option<Arc<LinkGroup>> {
+        let want = LgrIdentity {
+            net,
+            role: Role::Client.wire(),
+            peer_systemid: a.local.peer_id,
+            peer_gid: a.local.gid,
+            peer_qpn: a.qpn,
+        };
         let lgrs = self.lgrs.lock();
         lgrs.iter()
             .flatten()
-            .find(|l| {
-                let peer = l.peer();
-                l.role == Role::Client
-                    && l.state() == LinkState::Active
-                    && peer.qpn == a.qpn
-                    && peer.gid == a.local.gid
-                    && peer.systemid == a.local.peer_id
-            })
+            .find(|l| l.state() == LinkState::Active && l.identity().admits(&want))
             .inspect(|l| l.activity.reused())
             .cloned()
     }
 
-    /// A live server link group to the client that proposed from `gid`.
-    fn find_server(&self, systemid: &[u8; 8], gid: &[u8; 16]) -> Option<Arc<LinkGroup>> {
+    /// A live server link group of namespace `net` with room for a
+    /// connection, to the client that proposed from `gid`.
+    fn find_server(&self, net: u64, systemid: &[u8; 8], gid: &[u8; 16]) -> Option<Arc<LinkGroup>> {
+        let want = LgrIdentity {
+            net,
+            role: Role::Server.wire(),
+            peer_systemid: *systemid,
+            peer_gid: *gid,
+            peer_qpn: 0,
+        };
         let lgrs = self.lgrs.lock();
         lgrs.iter()
             .flatten()
             .find(|l| {
-                let peer = l.peer();
-                l.role == Role::Server
-                    && l.state() == LinkState::Active
+                l.state() == LinkState::Active
                     && l.conn_count() < usize::from(l.params.max_conns)
-                    && peer.gid == *gid
-                    && peer.systemid == *systemid
+                    && l.identity().admits(&want)
             })
             .inspect(|l| l.activity.reused())
             .cloned()
@@ -295,7 +302,10 @@ pub(crate) fn client_accept(
         }
         lgr
     } else {
-        reg.find_client(a)
+        // None in our namespace: the server's link group is another
+        // namespace's. Not a sync error, which would make the server end
+        // the link group that namespace's connections use.
+        reg.find_client(waker.net().cookie(), a)
             .ok_or(DeclineReason::Other(DECL_NOSRVLINK))?
     };
     let fail = |lgr: &LinkGroup, reason: u32| {
@@ -479,7 +489,7 @@ pub(crate) fn server_accept(
     } else {
         (LgrParams::DEFAULT.max_conns, 1)
     };
-    let (lgr, first_contact) = match reg.find_server(&p.systemid, &p.gid) {
+    let (lgr, first_contact) = match reg.find_server(waker.net().cookie(), &p.systemid, &p.gid) {
         Some(l) => {
             // An existing link group: others may decide meanwhile.
             *pending = None;

@@ -18,4 +18,5 @@ pub mod clc;
 pub mod close;
 pub mod codec;
 pub mod cursor;
+pub mod lgr_match;
 pub mod llc;

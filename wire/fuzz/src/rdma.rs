@@ -9,7 +9,8 @@ use smc_wire::cursor::{peer_consumer_advance, peer_producer_advance, Cursor, Cur
 use smc_wire::llc::{
     AddLink, AddLinkCont, AddLinkRkey, AddLinkV2Ext, ConfirmLink, ConfirmRkey, ConfirmRkeyCont,
     DeleteLink, DeleteRkey, EntryList, LinkRkey, LlcError, LlcHeader, LlcKind, LlcMessage,
-    LlcVersion, ReqAddLink, TestLink, DEL_RKEY_MAX, FLAG_RESP, LLC_LEN, LLC_V2_MAX_LEN,
+    LlcVersion, OneLink, OneLinkAction, ReqAddLink, Role, TestLink, DEL_RKEY_MAX, FLAG_RESP,
+    LLC_LEN, LLC_V2_MAX_LEN,
 };
 
 /// The flow rules hold for every role and state (see
@@ -65,6 +66,39 @@ pub fn check_llc_any(data: &[u8]) {
         }
     }
     llc_from_fields(data);
+    check_one_link(data);
+}
+
+/// `OneLink::decide`: in every role, version and phase it decides exactly
+/// on what parses, and every answer is one 44-byte message.
+fn check_one_link(data: &[u8]) {
+    let parses = LlcMessage::parse(data).is_ok();
+    for role in [Role::Client, Role::Server] {
+        for version in [LlcVersion::V1, LlcVersion::V2] {
+            for confirming in [false, true] {
+                let link = OneLink {
+                    role,
+                    version,
+                    link_num: data.get(4).copied().unwrap_or(1) ^ (confirming as u8),
+                    confirming,
+                };
+                let Ok(action) = link.decide(data) else {
+                    assert!(!parses);
+                    continue;
+                };
+                assert!(parses);
+                let answer = match action {
+                    OneLinkAction::Answer(m) => Some(m),
+                    OneLinkAction::Refuse(_, m) | OneLinkAction::EndLink(m) => m,
+                    OneLinkAction::Nothing | OneLinkAction::ToConfirmation => None,
+                };
+                if let Some(m) = answer {
+                    let mut out = [0u8; LLC_LEN];
+                    assert_eq!(m.encode(&mut out), Ok(LLC_LEN), "{m:?}");
+                }
+            }
+        }
+    }
 }
 
 /// A `[u8; N]` from the reader, or zeros.

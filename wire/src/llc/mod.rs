@@ -25,11 +25,13 @@
 //! takes the whole message as one slice, exactly as long as received.
 //!
 //! The codecs of the message families are in submodules: links
-//! (`link.rs`), RMB keys (`rkey.rs`), and the request/response flows that
-//! order them (`flow.rs`).
+//! (`link.rs`), RMB keys (`rkey.rs`), the request/response flows that
+//! order them (`flow.rs`), and the answers of a link group that keeps a
+//! single link (`onelink.rs`).
 
 mod flow;
 mod link;
+mod onelink;
 mod rkey;
 #[cfg(test)]
 mod testdata;
@@ -49,6 +51,7 @@ pub use link::{
     AddLink, AddLinkCont, AddLinkRkey, AddLinkV2Ext, ConfirmLink, DeleteLink, ReqAddLink, TestLink,
     RKEYS_PER_CONT,
 };
+pub use onelink::{OneLink, OneLinkAction, Refusal};
 #[allow(unused_imports)]
 pub use rkey::{
     ConfirmRkey, ConfirmRkeyCont, DeleteRkey, LinkRkey, CONFIRM_RKEY_CONT_RKEYS,
