@@ -45,7 +45,7 @@ fn print_libbpf(_level: PrintLevel, message: String) {
 
 /// Whether the running kernel's BTF describes the hook, so that a tracing
 /// program can find it.
-pub fn check_hook() -> Result<(), AttachError> {
+fn check_hook() -> Result<(), AttachError> {
     let btf = Btf::from_vmlinux().map_err(|e| {
         AttachError::NoHook(format!("no vmlinux BTF (/sys/kernel/btf/vmlinux): {e}"))
     })?;
@@ -79,9 +79,13 @@ pub fn attach(cgroup: &File, verbose: bool) -> Result<Attached, AttachError> {
     let open = ObjectBuilder::default()
         .open_memory(OBJECT)
         .map_err(|e| AttachError::Other(format!("cannot open the BPF object: {e:#}")))?;
+    // Only when the load fails is the kernel's BTF looked at here, to say why.
     let object = open
         .load()
-        .map_err(|e| sort_error("cannot load the BPF program", &e))?;
+        .map_err(|e| match sort_error("cannot load the BPF program", &e) {
+            AttachError::NotPermitted(text) => AttachError::NotPermitted(text),
+            other => check_hook().err().unwrap_or(other),
+        })?;
     let map = object
         .maps()
         .find(|m| m.name() == CGROUP_MAP)

@@ -107,9 +107,6 @@ pub fn main(argv: &[OsString]) -> ! {
             strerror(errno)
         ));
     }
-    if let Err(err) = bpf::check_hook() {
-        fail_attach(err, verbose);
-    }
     let cgroup = match &run.cgroup {
         Some(path) => Cgroup::existing(path),
         None => Cgroup::create_transient(),
