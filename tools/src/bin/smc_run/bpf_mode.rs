@@ -159,7 +159,7 @@ fn run_command(
 ) -> ! {
     let spawned = cgroup
         .procs()
-        .and_then(|procs| child::spawn_in_cgroup(&run.command, procs));
+        .and_then(|procs| child::spawn_in_cgroup(&run.command, procs, signals));
     let mut command = match spawned {
         Ok(command) => command,
         Err(err) => {

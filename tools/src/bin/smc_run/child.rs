@@ -5,8 +5,9 @@
 //! at a time with `sigwaitinfo()`: a SIGINT or SIGTERM sent to `smc_run`
 //! (by `kill`) is passed on to the command; one from the terminal (the
 //! kernel's, `SI_KERNEL`) is not, as the terminal sends it to the command
-//! too. The command starts with no signal blocked (the standard library
-//! clears the mask in the child).
+//! too. The command starts with the mask `smc_run` had before (the child
+//! unblocks the three before `exec`; the standard library passes the mask
+//! on as it is).
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -80,20 +81,32 @@ impl Signals {
 
 /// Starts `command` (not empty) so that it joins the cgroup whose
 /// `cgroup.procs` is `procs` before it is executed: every socket it and
-/// its children make is seen from inside the cgroup.
-pub fn spawn_in_cgroup(command: &[OsString], procs: File) -> io::Result<Child> {
+/// its children make is seen from inside the cgroup. The signals
+/// `signals` blocks are unblocked in the command.
+pub fn spawn_in_cgroup(command: &[OsString], procs: File, signals: &Signals) -> io::Result<Child> {
     let (program, args) = command
         .split_first()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no command"))?;
     let mut cmd = Command::new(program);
     cmd.args(args);
-    let move_self = move || (&procs).write_all(b"0");
-    // SAFETY: the closure runs in the forked child before `exec`; it
-    // makes one `write()` system call on a descriptor that is open in the
-    // child (inherited, closed by `exec`), allocates nothing and takes no
-    // lock, so it is safe after `fork()` (and `smc_run` has one thread).
+    let blocked = signals.set;
+    let prepare = move || {
+        (&procs).write_all(b"0")?;
+        // SAFETY: `blocked` is an initialised set (a copy of `Signals`');
+        // the old mask is not asked for.
+        let rc = unsafe { libc::sigprocmask(libc::SIG_UNBLOCK, &blocked, std::ptr::null_mut()) };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    };
+    // SAFETY: the closure runs in the forked child before `exec`; it makes
+    // a `write()` on a descriptor that is open in the child (inherited,
+    // closed by `exec`) and a `sigprocmask()`, both async-signal-safe; it
+    // allocates nothing and takes no lock, so it is sound after `fork()`
+    // (and `smc_run` has one thread).
     unsafe {
-        cmd.pre_exec(move_self);
+        cmd.pre_exec(prepare);
     }
     cmd.spawn()
 }
@@ -145,4 +158,31 @@ pub fn exit_as(status: ExitStatus) -> ! {
     }
     // A signal whose default is not to end a process.
     std::process::exit(128 + signal);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The command writes `0` to `cgroup.procs` (a plain file here) and
+    /// starts with no signal blocked although `smc_run` blocks three.
+    #[test]
+    fn command_joins_and_starts_unblocked() {
+        let dir = std::env::temp_dir().join(format!("smc_run-child-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temporary directory");
+        let procs_path = dir.join("cgroup.procs");
+        let mask_path = dir.join("mask");
+        let procs = File::create(&procs_path).expect("a file");
+        // Blocks in this test's thread only; the child inherits its mask.
+        let signals = Signals::block().expect("signals blocked");
+        let script = format!("grep ^SigBlk /proc/self/status >{}", mask_path.display());
+        let command: Vec<OsString> = ["sh", "-c", &script].iter().map(OsString::from).collect();
+        let mut child = spawn_in_cgroup(&command, procs, &signals).expect("sh runs");
+        let status = child.wait().expect("sh ends");
+        assert!(status.success());
+        assert_eq!(std::fs::read(&procs_path).expect("written"), b"0");
+        let mask = std::fs::read_to_string(&mask_path).expect("sh wrote its mask");
+        assert_eq!(mask.trim_end(), "SigBlk:\t0000000000000000");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
