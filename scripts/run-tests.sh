@@ -138,11 +138,12 @@ orphan="$top/selftests/smc_rs_smcr.sh; $top/selftests/smc_rs_orphan.sh"
 vm_run smcr-client pair upstream "$orphan" smc_rs "$orphan"
 vm_run smcr-server pair smc_rs "$top/selftests/smc_rs_smcr.sh" upstream "$top/selftests/smc_rs_smcr.sh"
 # Between two smc_rs, the same boot first runs the differential semantics
-# probe over SMC-R (TCP is the oracle), then the echoes with 1000 concurrent
-# and 20000 short connections, then hostile input on the link (one side's
-# fault injection knob): a longer run.
-both="$top/selftests/smc_rs_semantics_pair.sh; $top/selftests/smc_rs_smcr.sh; $top/selftests/smc_rs_hostile.sh"
-vm_timeout=2400 vm_run smcr-both pair smc_rs "$both" smc_rs "$both"
+# probe over SMC-R (TCP is the oracle), then smc_run --bpf (a static binary
+# and Redis over SMC-R without LD_PRELOAD), then the echoes with 1000
+# concurrent and 20000 short connections, then hostile input on the link
+# (one side's fault injection knob): a longer run.
+both="$top/selftests/smc_rs_semantics_pair.sh; $top/selftests/smc_run_bpf.sh; $top/selftests/smc_rs_smcr.sh; $top/selftests/smc_rs_hostile.sh"
+vm_timeout=2700 vm_run smcr-both pair smc_rs "$both" smc_rs "$both"
 # 5b. smc_rs with itself, captured on the wire and decoded by Wireshark's
 # dissectors, with the idle link's TEST LINK exchange.
 vm_run capture pair smc_rs "$top/selftests/smc_rs_capture.sh" smc_rs "$top/selftests/smc_rs_capture.sh"

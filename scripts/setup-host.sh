@@ -15,6 +15,7 @@ apt_pkgs=(
 	qemu-system-x86 busybox-static
 	iproute2 rdma-core ibverbs-utils perftest linux-perf
 	libbpf-dev bpftool
+	make pkg-config zlib1g-dev
 	python3-venv g++
 	gnuplot-nox
 	redis-server redis-tools

@@ -12,7 +12,9 @@
 //! * [`smcss`]: the `smcss` table (header, rows, filters), pure functions;
 //! * [`smcr`]: `smcr`/`smcd` (`ueid`, `info`, `stats`), the program over
 //!   any netlink transport;
-//! * [`smc_run`]: `smc_run`'s options and where its preload library is.
+//! * [`smc_run`]: `smc_run`'s options and where its preload library is;
+//! * [`smc_run_bpf`]: `smc_run --bpf`'s options, the cgroup v2 mount and
+//!   the capabilities it reads from `/proc`.
 //!
 //! Each tool is a thin binary under `src/bin/`.
 
@@ -24,6 +26,7 @@ pub mod netlink;
 pub mod smc_diag;
 pub mod smc_pnet;
 pub mod smc_run;
+pub mod smc_run_bpf;
 pub mod smcr;
 pub mod smcss;
 

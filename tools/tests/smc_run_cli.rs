@@ -129,3 +129,81 @@ fn sockets_under_the_library() {
         );
     }
 }
+
+#[test]
+fn bpf_usage_and_errors() {
+    let o = smc_run(&["--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).contains("\nUsage: smc_run --bpf [ -v ] COMMAND\n"));
+    assert!(stdout(&o).contains("   --cgroup <PATH>  no COMMAND"));
+    let o = smc_run(&["--bpf", "--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).starts_with("\nUsage: smc_run [ OPTIONS ] COMMAND\n"));
+    let o = smc_run(&["--bpf", "--version"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).starts_with("smc_run utility, smc_rs-tools-"));
+    for (args, text) in [
+        (
+            &["--bpf"][..],
+            "smc_run: Error: Missing command parameter\n",
+        ),
+        (
+            &["--bpf", "-t", "1m", "true"][..],
+            "smc_run: Error: Option -t needs the preload mode (not --bpf)\n",
+        ),
+        (
+            &["--cgroup", "/x"][..],
+            "smc_run: Error: --cgroup needs --bpf\n",
+        ),
+    ] {
+        let o = smc_run(args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        assert_eq!(stdout(&o), text, "{args:?}");
+    }
+}
+
+/// `smc_run --bpf` on this host: the command runs (a kernel with the hook
+/// and SMC, and the privileges), or one of the clear errors, exit 1.
+#[test]
+fn bpf_on_this_host() {
+    let o = smc_run(&["--bpf", "true"]);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    if o.status.code() == Some(0) {
+        return;
+    }
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let known = [
+        "smc_run: --bpf needs CAP_BPF and CAP_SYS_ADMIN\n",
+        "smc_run: SMC module not loaded (socket(AF_INET, SOCK_STREAM, IPPROTO_SMC): ",
+        "smc_run: kernel has no update_socket_protocol hook for BPF",
+        "smc_run: the kernel does not permit the BPF program",
+    ];
+    assert!(known.iter().any(|k| err.starts_with(k)), "{err}");
+}
+
+/// Without the capabilities (as `nobody`, when the tests run as root):
+/// the first check says so.
+#[test]
+fn bpf_without_privileges() {
+    use std::os::unix::process::CommandExt;
+    if smc_tools::uid() != 0 {
+        eprintln!("not root: skipped");
+        return;
+    }
+    let Ok(o) = Command::new(env!("CARGO_BIN_EXE_smc_run"))
+        .args(["--bpf", "true"])
+        .uid(65534)
+        .gid(65534)
+        .output()
+    else {
+        return;
+    };
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    if o.status.code() == Some(126) || err.contains("Permission denied") {
+        eprintln!("smc_run not executable by nobody here: skipped");
+        return;
+    }
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err, "smc_run: --bpf needs CAP_BPF and CAP_SYS_ADMIN\n");
+    assert!(o.stdout.is_empty());
+}

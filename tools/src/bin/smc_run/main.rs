@@ -3,8 +3,20 @@
 //! `smc_run [ -d ] [ -r SIZE ] [ -t SIZE ] COMMAND`: runs COMMAND with
 //! `libsmc-preload.so` preloaded, so that its TCP sockets (and those of
 //! its children) are SMC sockets. See `smc_tools::smc_run`.
+//!
+//! `smc_run --bpf [ -v ] COMMAND` and `smc_run --bpf --cgroup PATH`: the
+//! same by a BPF program on the kernel's `socket()` path, for the tasks of
+//! a cgroup ([`bpf_mode`]; `smc_tools::smc_run_bpf`).
+
+#![forbid(unsafe_op_in_unsafe_fn)]
+
+mod bpf;
+mod bpf_mode;
+mod cgroup;
+mod child;
 
 use smc_tools::smc_run::{self, Action};
+use smc_tools::smc_run_bpf;
 use smc_tools::{strerror, EXIT_FAILURE};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -12,9 +24,12 @@ use std::process::{exit, Command};
 
 fn main() {
     let argv: Vec<_> = std::env::args_os().skip(1).collect();
+    if smc_run_bpf::wants_bpf(&argv) {
+        bpf_mode::main(&argv);
+    }
     let run = match smc_run::parse(&argv) {
         Action::Help => {
-            print!("{}", smc_run::usage());
+            print!("{}{}", smc_run::usage(), smc_run_bpf::usage_bpf());
             exit(0);
         }
         Action::Version => {
