@@ -3,7 +3,9 @@
 //! The SMC generic netlink family (`SMC_GEN_NETLINK`, version 1), with
 //! upstream's command and attribute numbers, so upstream's tools (and ours)
 //! work on smc_rs unchanged: system information, statistics, the UEID
-//! table, and the SMC-R link groups, links and devices ([`smcr`]).
+//! table, the system EID (none without ISM devices, as upstream's off
+//! s390), and the SMC-R link groups, links and devices ([`smcr`]). Commands
+//! are registered in upstream's order.
 
 use crate::stats;
 use crate::sys::bindings as b;
@@ -62,6 +64,20 @@ impl GenlFamily for SmcNetlink {
             &[],
         ),
         command(b::SMC_NETLINK_DUMP_UEID, CommandKind::Dump, false, &[]),
+        command(b::SMC_NETLINK_ADD_UEID, CommandKind::Do, true, EID_STRING),
+        command(
+            b::SMC_NETLINK_REMOVE_UEID,
+            CommandKind::Do,
+            true,
+            EID_STRING,
+        ),
+        command(b::SMC_NETLINK_FLUSH_UEID, CommandKind::Do, true, &[]),
+        // The system EID is an s390 (ISM) notion: readable by everyone,
+        // switching it is for administrators and refused here, as
+        // upstream's on other architectures.
+        command(b::SMC_NETLINK_DUMP_SEID, CommandKind::Dump, false, &[]),
+        command(b::SMC_NETLINK_ENABLE_SEID, CommandKind::Do, true, &[]),
+        command(b::SMC_NETLINK_DISABLE_SEID, CommandKind::Do, true, &[]),
         command(
             b::SMC_NETLINK_DUMP_HS_LIMITATION,
             CommandKind::Dump,
@@ -80,14 +96,6 @@ impl GenlFamily for SmcNetlink {
             true,
             &[],
         ),
-        command(b::SMC_NETLINK_ADD_UEID, CommandKind::Do, true, EID_STRING),
-        command(
-            b::SMC_NETLINK_REMOVE_UEID,
-            CommandKind::Do,
-            true,
-            EID_STRING,
-        ),
-        command(b::SMC_NETLINK_FLUSH_UEID, CommandKind::Do, true, &[]),
     ];
 
     fn doit(cmd: u8, req: &GenlRequest<'_>) -> Result {
@@ -111,6 +119,8 @@ impl GenlFamily for SmcNetlink {
                 stats::set_limit_handshakes(req.net(), false);
                 Ok(())
             }
+            // Upstream switches the system EID on s390 only.
+            b::SMC_NETLINK_ENABLE_SEID | b::SMC_NETLINK_DISABLE_SEID => Err(EOPNOTSUPP.into()),
             _ => Err(EOPNOTSUPP.into()),
         }
     }
@@ -124,6 +134,9 @@ impl GenlFamily for SmcNetlink {
             // No ISM (SMC-D) device can exist here: empty, as upstream's
             // without one.
             b::SMC_NETLINK_GET_LGR_SMCD | b::SMC_NETLINK_GET_DEV_SMCD => Ok(()),
+            // Without an SMC-Dv2 (ISM) device there is no system EID: one
+            // message without attributes, as upstream's.
+            b::SMC_NETLINK_DUMP_SEID => once(cmd, dump, |_| Ok(())),
             b::SMC_NETLINK_GET_SYS_INFO => once(cmd, dump, |m| {
                 m.nest(b::SMC_GEN_SYS_INFO as u16, |m| {
                     m.put_u8(b::SMC_NLA_SYS_VER as u16, SMC_V2)?;
