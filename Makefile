@@ -14,7 +14,7 @@ KPATH := $(shell source $(SCRIPTS)/lib.sh && kernel_path)
 
 PREFIX ?= /usr/local
 
-.PHONY: install all modules clippy kdir kernel setup clean help vm vm-pair check demo bench host-test fuzz fuzz-long selftests-build selftests tools
+.PHONY: install all modules clippy kdir kernel setup clean help vm vm-pair check demo walkthrough bench host-test fuzz fuzz-long selftests-build selftests tools
 
 all: modules
 
@@ -87,6 +87,13 @@ check: setup
 demo: setup
 	@$(SCRIPTS)/demo.sh
 
+# The operators' monitoring walk-through (smcr device/linkgroup/stats, smcss
+# -l/-R/-a, ...) on the server and client of a VM pair, once with smc_rs on
+# both and once with upstream smc.ko on both: one text file with both
+# outputs per command in walkthrough-results/<date>/walkthrough.txt.
+walkthrough: setup
+	@KDIR="$(KDIR)" $(SCRIPTS)/walkthrough.sh
+
 # Benchmark (not a test): TCP, upstream smc.ko and smc_rs in VM pairs, same
 # workloads; report, chart and JSON in bench-results/<date>/. Knobs are
 # BENCH_* variables (Documentation/benchmarks.rst), e.g. make bench BENCH_SECS=2.
@@ -111,6 +118,7 @@ help:
 	@echo '  make tools           build the operator tools (tools/target/release/smcss, smcr, smcd, smc_run, libsmc_preload.so)'
 	@echo '  make fuzz            short fuzzing pass over the wire parsers (fuzz-long: 10^7 runs each)'
 	@echo '  make demo            boot two VMs and show AF_SMC client and server talking'
+	@echo '  make walkthrough     the monitoring walk-through (smcr, smcss) on two VMs, smc_rs and upstream smc.ko side by side'
 	@echo '  make bench           benchmark TCP, upstream smc.ko, smc_rs in VM pairs (BENCH_*=...; report, chart, JSON)'
 	@echo '  make vm CMD=...      run CMD in one VM   (MOD=smc_rs|upstream|none, default smc_rs)'
 	@echo '  make vm-pair SERVER=... CLIENT=...  run a command in each of two linked VMs'

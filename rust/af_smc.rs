@@ -530,7 +530,11 @@ impl SocketFamily for SmcSock {
             // sizes, ...) and the connection the clcsock carries: set both.
             sock.setsockopt_own(name, val)?;
         }
-        clc(sock).setsockopt(level, name, val)
+        clc(sock).setsockopt(level, name, val)?;
+        if level == b::SOL_TCP as i32 {
+            smcr_ops::count_tcp_option(sock, name, val);
+        }
+        Ok(())
     }
 
     fn getsockopt(sock: &Sock<'_>, level: i32, name: i32, out: SockoptOut<'_>) -> Result {

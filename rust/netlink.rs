@@ -3,9 +3,11 @@
 //! The SMC generic netlink family (`SMC_GEN_NETLINK`, version 1), with
 //! upstream's command and attribute numbers, so upstream's tools (and ours)
 //! work on smc_rs unchanged: system information, statistics, the UEID
-//! table, and the SMC-R link groups, links and devices ([`smcr`]).
+//! table, the system EID (none without ISM devices, as upstream's off
+//! s390), and the SMC-R link groups, links and devices ([`smcr`]). Commands
+//! are registered in upstream's order.
 
-use crate::stats;
+use crate::stats::{self, tech::TechSnapshot};
 use crate::sys::bindings as b;
 use crate::sys::errno::{EINVAL, EMSGSIZE, EOPNOTSUPP};
 use crate::sys::genl::{
@@ -62,6 +64,20 @@ impl GenlFamily for SmcNetlink {
             &[],
         ),
         command(b::SMC_NETLINK_DUMP_UEID, CommandKind::Dump, false, &[]),
+        command(b::SMC_NETLINK_ADD_UEID, CommandKind::Do, true, EID_STRING),
+        command(
+            b::SMC_NETLINK_REMOVE_UEID,
+            CommandKind::Do,
+            true,
+            EID_STRING,
+        ),
+        command(b::SMC_NETLINK_FLUSH_UEID, CommandKind::Do, true, &[]),
+        // The system EID is an s390 (ISM) notion: readable by everyone,
+        // switching it is for administrators and refused here, as
+        // upstream's on other architectures.
+        command(b::SMC_NETLINK_DUMP_SEID, CommandKind::Dump, false, &[]),
+        command(b::SMC_NETLINK_ENABLE_SEID, CommandKind::Do, true, &[]),
+        command(b::SMC_NETLINK_DISABLE_SEID, CommandKind::Do, true, &[]),
         command(
             b::SMC_NETLINK_DUMP_HS_LIMITATION,
             CommandKind::Dump,
@@ -80,14 +96,6 @@ impl GenlFamily for SmcNetlink {
             true,
             &[],
         ),
-        command(b::SMC_NETLINK_ADD_UEID, CommandKind::Do, true, EID_STRING),
-        command(
-            b::SMC_NETLINK_REMOVE_UEID,
-            CommandKind::Do,
-            true,
-            EID_STRING,
-        ),
-        command(b::SMC_NETLINK_FLUSH_UEID, CommandKind::Do, true, &[]),
     ];
 
     fn doit(cmd: u8, req: &GenlRequest<'_>) -> Result {
@@ -111,6 +119,8 @@ impl GenlFamily for SmcNetlink {
                 stats::set_limit_handshakes(req.net(), false);
                 Ok(())
             }
+            // Upstream switches the system EID on s390 only.
+            b::SMC_NETLINK_ENABLE_SEID | b::SMC_NETLINK_DISABLE_SEID => Err(EOPNOTSUPP.into()),
             _ => Err(EOPNOTSUPP.into()),
         }
     }
@@ -124,6 +134,9 @@ impl GenlFamily for SmcNetlink {
             // No ISM (SMC-D) device can exist here: empty, as upstream's
             // without one.
             b::SMC_NETLINK_GET_LGR_SMCD | b::SMC_NETLINK_GET_DEV_SMCD => Ok(()),
+            // Without an SMC-Dv2 (ISM) device there is no system EID: one
+            // message without attributes, as upstream's.
+            b::SMC_NETLINK_DUMP_SEID => once(cmd, dump, |_| Ok(())),
             b::SMC_NETLINK_GET_SYS_INFO => once(cmd, dump, |m| {
                 m.nest(b::SMC_GEN_SYS_INFO as u16, |m| {
                     m.put_u8(b::SMC_NLA_SYS_VER as u16, SMC_V2)?;
@@ -141,8 +154,11 @@ impl GenlFamily for SmcNetlink {
             b::SMC_NETLINK_GET_STATS => {
                 let errors = stats::handshake_errors(dump.net());
                 let smcr = stats::smcr_v2_connections(dump.net());
+                let tech = stats::tech::smcr_snapshot(dump.net());
                 once(cmd, dump, |m| {
-                    m.nest(b::SMC_GEN_STATS as u16, |m| fill_stats(m, errors, smcr))
+                    m.nest(b::SMC_GEN_STATS as u16, |m| {
+                        fill_stats(m, errors, smcr, &tech)
+                    })
                 })
             }
             b::SMC_NETLINK_GET_FBACK_STATS => dump_fallbacks(cmd, dump),
@@ -182,9 +198,14 @@ fn fill_stats(
     m: &mut GenlMessage<'_>,
     (client_errors, server_errors): (u64, u64),
     smcr_v2: (u64, u64),
+    smcr: &TechSnapshot,
 ) -> Result {
-    m.nest(b::SMC_NLA_STATS_SMCD_TECH as u16, |m| fill_tech(m, (0, 0)))?;
-    m.nest(b::SMC_NLA_STATS_SMCR_TECH as u16, |m| fill_tech(m, smcr_v2))?;
+    m.nest(b::SMC_NLA_STATS_SMCD_TECH as u16, |m| {
+        fill_tech(m, (0, 0), &TechSnapshot::default())
+    })?;
+    m.nest(b::SMC_NLA_STATS_SMCR_TECH as u16, |m| {
+        fill_tech(m, smcr_v2, smcr)
+    })?;
     m.put_u64(
         b::SMC_NLA_STATS_CLNT_HS_ERR_CNT as u16,
         client_errors,
@@ -197,11 +218,15 @@ fn fill_stats(
     )
 }
 
-/// One technology's counters: the v2 connections made as client and as
-/// server. The byte, request and buffer counters are not kept yet and read
-/// 0; the attributes are all there, as upstream sends them, for the tools
-/// that read them.
-fn fill_tech(m: &mut GenlMessage<'_>, (client_v2, server_v2): (u64, u64)) -> Result {
+/// One technology's counters: buffer events (send buffers, RMBs), payload
+/// and buffer size histograms, the v2 connections made as client and as
+/// server (smc_rs makes no v1 ones), bytes, buffer usage, calls and the
+/// special socket calls (no `sendpage` in 6.12: 0, as upstream's).
+fn fill_tech(
+    m: &mut GenlMessage<'_>,
+    (client_v2, server_v2): (u64, u64),
+    t: &TechSnapshot,
+) -> Result {
     const RMB: [u32; 7] = [
         b::SMC_NLA_STATS_RMB_REUSE_CNT,
         b::SMC_NLA_STATS_RMB_SIZE_SM_PEER_CNT,
@@ -211,57 +236,52 @@ fn fill_tech(m: &mut GenlMessage<'_>, (client_v2, server_v2): (u64, u64)) -> Res
         b::SMC_NLA_STATS_RMB_ALLOC_CNT,
         b::SMC_NLA_STATS_RMB_DGRADE_CNT,
     ];
-    const COUNTERS: [u32; 6] = [
-        b::SMC_NLA_STATS_T_CLNT_V1_SUCC,
-        b::SMC_NLA_STATS_T_CLNT_V2_SUCC,
-        b::SMC_NLA_STATS_T_SRV_V1_SUCC,
-        b::SMC_NLA_STATS_T_SRV_V2_SUCC,
-        b::SMC_NLA_STATS_T_RX_BYTES,
-        b::SMC_NLA_STATS_T_TX_BYTES,
-    ];
-    const MORE_COUNTERS: [u32; 7] = [
-        b::SMC_NLA_STATS_T_RX_CNT,
-        b::SMC_NLA_STATS_T_TX_CNT,
-        b::SMC_NLA_STATS_T_SENDPAGE_CNT,
-        b::SMC_NLA_STATS_T_CORK_CNT,
-        b::SMC_NLA_STATS_T_NDLY_CNT,
-        b::SMC_NLA_STATS_T_SPLICE_CNT,
-        b::SMC_NLA_STATS_T_URG_DATA_CNT,
-    ];
     let pad = b::SMC_NLA_STATS_PAD as u16;
-    for nest in [
-        b::SMC_NLA_STATS_T_TX_RMB_STATS,
-        b::SMC_NLA_STATS_T_RX_RMB_STATS,
+    for (nest, values) in [
+        (b::SMC_NLA_STATS_T_TX_RMB_STATS, &t.tx_buf),
+        (b::SMC_NLA_STATS_T_RX_RMB_STATS, &t.rx_buf),
     ] {
         m.nest(nest as u16, |m| {
             RMB.iter()
-                .try_for_each(|a| m.put_u64(*a as u16, 0, b::SMC_NLA_STATS_RMB_PAD as u16))
+                .zip(values)
+                .try_for_each(|(a, v)| m.put_u64(*a as u16, *v, b::SMC_NLA_STATS_RMB_PAD as u16))
         })?;
     }
-    for nest in [
-        b::SMC_NLA_STATS_T_TXPLOAD_SIZE,
-        b::SMC_NLA_STATS_T_RXPLOAD_SIZE,
-        b::SMC_NLA_STATS_T_TX_RMB_SIZE,
-        b::SMC_NLA_STATS_T_RX_RMB_SIZE,
+    for (nest, values) in [
+        (b::SMC_NLA_STATS_T_TXPLOAD_SIZE, &t.tx_payload),
+        (b::SMC_NLA_STATS_T_RXPLOAD_SIZE, &t.rx_payload),
+        (b::SMC_NLA_STATS_T_TX_RMB_SIZE, &t.tx_bufsize),
+        (b::SMC_NLA_STATS_T_RX_RMB_SIZE, &t.rx_bufsize),
     ] {
         m.nest(nest as u16, |m| {
             (b::SMC_NLA_STATS_PLOAD_8K..=b::SMC_NLA_STATS_PLOAD_G_1024K)
-                .try_for_each(|a| m.put_u64(a as u16, 0, b::SMC_NLA_STATS_PLOAD_PAD as u16))
+                .zip(values)
+                .try_for_each(|(a, v)| m.put_u64(a as u16, *v, b::SMC_NLA_STATS_PLOAD_PAD as u16))
         })?;
     }
-    COUNTERS.iter().try_for_each(|a| {
-        let value = match *a {
-            b::SMC_NLA_STATS_T_CLNT_V2_SUCC => client_v2,
-            b::SMC_NLA_STATS_T_SRV_V2_SUCC => server_v2,
-            _ => 0,
-        };
-        m.put_u64(*a as u16, value, pad)
-    })?;
-    m.put_uint(b::SMC_NLA_STATS_T_RX_RMB_USAGE as u16, 0)?;
-    m.put_uint(b::SMC_NLA_STATS_T_TX_RMB_USAGE as u16, 0)?;
-    MORE_COUNTERS
-        .iter()
-        .try_for_each(|a| m.put_u64(*a as u16, 0, pad))
+    [
+        (b::SMC_NLA_STATS_T_CLNT_V1_SUCC, 0),
+        (b::SMC_NLA_STATS_T_CLNT_V2_SUCC, client_v2),
+        (b::SMC_NLA_STATS_T_SRV_V1_SUCC, 0),
+        (b::SMC_NLA_STATS_T_SRV_V2_SUCC, server_v2),
+        (b::SMC_NLA_STATS_T_RX_BYTES, t.rx_bytes),
+        (b::SMC_NLA_STATS_T_TX_BYTES, t.tx_bytes),
+    ]
+    .iter()
+    .try_for_each(|(a, v)| m.put_u64(*a as u16, *v, pad))?;
+    m.put_uint(b::SMC_NLA_STATS_T_RX_RMB_USAGE as u16, t.rx_buf_use)?;
+    m.put_uint(b::SMC_NLA_STATS_T_TX_RMB_USAGE as u16, t.tx_buf_use)?;
+    [
+        (b::SMC_NLA_STATS_T_RX_CNT, t.rx_calls),
+        (b::SMC_NLA_STATS_T_TX_CNT, t.tx_calls),
+        (b::SMC_NLA_STATS_T_SENDPAGE_CNT, 0),
+        (b::SMC_NLA_STATS_T_CORK_CNT, t.cork),
+        (b::SMC_NLA_STATS_T_NDLY_CNT, t.nodelay),
+        (b::SMC_NLA_STATS_T_SPLICE_CNT, 0),
+        (b::SMC_NLA_STATS_T_URG_DATA_CNT, t.urgent),
+    ]
+    .iter()
+    .try_for_each(|(a, v)| m.put_u64(*a as u16, *v, pad))
 }
 
 /// `SMC_NETLINK_GET_FBACK_STATS`: for each reason slot, the server's then

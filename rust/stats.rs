@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Per network namespace counters: connections handled, fallbacks by
-//! reason, handshake errors, for the client and the server side (what
-//! `smcr stats` shows; exported by the diagnostics interfaces).
+//! reason, handshake errors, for the client and the server side, and the
+//! data path's ([`tech`]) (what `smcr stats` shows; exported by the
+//! diagnostics interfaces).
+
+pub(crate) mod tech;
 
 use crate::sys::net::Net;
 use crate::sys::pernet::PernetData;
@@ -83,6 +86,8 @@ pub(crate) struct NetStats {
     pub(crate) server: SideStats,
     /// Peers found to echo the SMC option without speaking CLC.
     pub(crate) non_clc_peers: AtomicU64,
+    /// The SMC-R data path.
+    pub(crate) smcr: tech::TechStats,
     #[pin]
     fallbacks: SpinLockBh<FallbackReasons>,
 }
@@ -134,6 +139,7 @@ impl PernetData for NetStats {
             client: SideStats::default(),
             server: SideStats::default(),
             non_clc_peers: AtomicU64::new(0),
+            smcr: tech::TechStats::default(),
             fallbacks <- new_spinlock_bh!(
                 FallbackReasons {
                     server: ReasonCounts::new(),

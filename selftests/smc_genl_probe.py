@@ -6,7 +6,10 @@ tools ask and prints the answers, one line per step, attributes decoded
 output must be the same.
 
     smc_genl_probe.py          system info and handshake limitation
-    smc_genl_probe.py stats    statistics and fallback statistics"""
+    smc_genl_probe.py stats    statistics and fallback statistics
+    smc_genl_probe.py smcd     the family's commands and their flags, the
+                               system EID (dump, enable, disable), the SMC-D
+                               device and link group dumps"""
 import ctypes
 import os
 import socket
@@ -17,6 +20,8 @@ GENL_ID_CTRL, CTRL_CMD_GETFAMILY, CTRL_ATTR_FAMILY_ID, CTRL_ATTR_FAMILY_NAME = 1
 NLM_F_REQUEST, NLM_F_ACK, NLM_F_DUMP = 1, 4, 0x300
 NLMSG_ERROR, NLMSG_DONE = 2, 3
 GET_SYS_INFO, GET_STATS, GET_FBACK_STATS, DUMP_HS, ENABLE_HS, DISABLE_HS = 1, 7, 8, 16, 17, 18
+GET_LGR_SMCD, GET_DEV_SMCD, DUMP_SEID, ENABLE_SEID, DISABLE_SEID = 4, 5, 13, 14, 15
+CTRL_ATTR_OPS, CTRL_ATTR_OP_ID, CTRL_ATTR_OP_FLAGS = 6, 1, 2
 AF_SMC, SOL_SMC, SMC_LIMIT_HS = 43, 286, 1
 
 
@@ -29,10 +34,16 @@ class Genl:
         attr += bytes(-len(attr) % 4)
         msgs = self.request(GENL_ID_CTRL, CTRL_CMD_GETFAMILY, NLM_F_ACK, attr)
         self.family = None
+        self.ops = []
         for _, payload in msgs:
             for t, v in attrs(payload):
                 if t == CTRL_ATTR_FAMILY_ID:
                     self.family = struct.unpack("=H", v[:2])[0]
+                elif t == CTRL_ATTR_OPS:
+                    for _, op in attrs(v):
+                        o = dict(attrs(op))
+                        self.ops.append((struct.unpack("=I", o[CTRL_ATTR_OP_ID])[0],
+                                         struct.unpack("=I", o[CTRL_ATTR_OP_FLAGS])[0]))
         if self.family is None:
             sys.exit("no SMC_GEN_NETLINK family")
 
@@ -106,6 +117,18 @@ def main():
         for kind, payload in g.request(g.family, GET_STATS, NLM_F_DUMP):
             print("stats: cmd %s %s" % (kind, payload.hex() if kind != "error" else payload))
         step("fallbacks", GET_FBACK_STATS, NLM_F_DUMP, nested=(8,))
+        return
+
+    if sys.argv[1:] == ["smcd"]:
+        # Command (flags: 1 admin, 2 do, 4 dump, 8 policy) in order of
+        # registration, then the answers an SMC-D tool gets.
+        print("ops: %s" % " ".join("%d:%#x" % op for op in g.ops))
+        step("seid", DUMP_SEID, NLM_F_DUMP)
+        step("enable seid", ENABLE_SEID, NLM_F_ACK)
+        step("disable seid", DISABLE_SEID, NLM_F_ACK)
+        step("seid", DUMP_SEID, NLM_F_DUMP)
+        step("smcd devices", GET_DEV_SMCD, NLM_F_DUMP)
+        step("smcd link groups", GET_LGR_SMCD, NLM_F_DUMP)
         return
 
     if sys.argv[1:2] == ["hs"]:

@@ -484,6 +484,51 @@ t_smcr() {
 	return $rc
 }
 
+# smcd_observations: the SMC-D side of the family where no ISM device
+# exists (the raw answers, as root and unprivileged) and what our smcd and
+# smcr print and return for it, one block per command.
+smcd_observations() {
+	local tools=$SMC_TOP/tools/target/release c
+	local nobody="setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all"
+	python3 "$here/smc_genl_probe.py" smcd 2>&1
+	echo "# unprivileged"
+	$nobody python3 "$here/smc_genl_probe.py" smcd 2>&1
+	for c in "smcd seid" "smcd seid show" "smcd se s" "smcd seid enable" "smcd seid disable" \
+		"smcd seid bogus" "smcd seid enable disable" "smcd device" "smcd d s a" "smcd -d device" \
+		"smcd device netdev lo" "smcd linkgroup" "smcd linkgroup all" "smcd linkgroup 100" \
+		"smcd l link-show" "smcd linkgroup all ibdev" "smcr seid" "smcr device" "smcr linkgroup" \
+		"smcr -dd linkgroup link-show"; do
+		echo "# $c"
+		# shellcheck disable=SC2086
+		$tools/$c 2>&1
+		echo "exit $?"
+	done
+	echo "# unprivileged smcd seid; smcd seid enable"
+	$nobody "$tools/smcd" seid 2>&1; echo "exit $?"
+	$nobody "$tools/smcd" seid enable 2>&1; echo "exit $?"
+}
+
+t_smcd() {
+	# No ISM device: the SMC-D dumps are empty, the system EID message has
+	# no attributes, enabling or disabling it is refused; smcd device and
+	# linkgroup print nothing, smcd seid prints n/a: all as upstream's.
+	local dir rc=0
+	dir=$(mktemp -d)
+	[ -z "$(rdma link show 2>/dev/null)" ] || return 1
+	smcd_observations >"$dir/smc_rs.txt"
+	rmmod smc_rs && modprobe smc || return 1
+	smcd_observations >"$dir/upstream.txt"
+	rmmod smc; insmod "$SMC_TOP/smc_rs.ko" || return 1
+	cat "$dir/smc_rs.txt"
+	grep -qx 'seid: cmd 13 ' "$dir/smc_rs.txt" || rc=1
+	grep -qx 'enable seid: Operation not supported' "$dir/smc_rs.txt" || rc=1
+	grep -qx 'enable seid: Operation not permitted' "$dir/smc_rs.txt" || rc=1
+	grep -qx 'n/a' "$dir/smc_rs.txt" || rc=1
+	grep -qx 'Error: System EID not available' "$dir/smc_rs.txt" || rc=1
+	diff -u "$dir/upstream.txt" "$dir/smc_rs.txt" || rc=1
+	return $rc
+}
+
 # pnet_observations: what our smc_pnet (tools/) prints and returns for the
 # PNET table, one block per command (run against smc_rs and upstream smc.ko).
 pnet_observations() {
@@ -636,6 +681,7 @@ run_test "net.smc sysctls per network namespace" t_sysctl_netns
 run_test "net.smc sysctl limit_smc_hs is SMC_NETLINK's handshake limitation" t_sysctl_limit_hs
 run_test "smcss (tools/) prints for smc_rs what it prints for upstream smc_diag" t_smcss
 run_test "smcr ueid/info (tools/) print for smc_rs what they print for upstream" t_smcr
+run_test "SMC-D and the system EID without ISM: SMC_GEN_NETLINK and smcd (tools/) answer as upstream's" t_smcd
 run_test "PNET table (SMC_PNETID, smc_pnet) answers exactly as upstream's" t_pnet_table
 run_test "SMC_GEN_NETLINK statistics, fallback statistics and smcr stats as upstream's" t_genl_stats
 run_test "no RDMA device, no UEID: no SMC option on the SYN (tshark), NOSMCDEV at once, as upstream's code" \

@@ -77,6 +77,23 @@ stats_counted() {
 		"$smcr" -d stats | grep -Eq '^  TCP fallback +0 '
 }
 
+# stats_data: the data path counters (smcr stats) saw the echoed payload
+# each way, in requests and buffers of each direction.
+stats_data() {
+	"$smcr" -a stats | tee /dev/stderr | awk -v min=$((total - 8 * n)) '
+		/^RX Stats/ { dir = "rx" }
+		/^TX Stats/ { dir = "tx" }
+		/^  Data transmitted/ { bytes[dir] = $4 }
+		/^  Total requests/ { reqs[dir] = $3 }
+		/^  Bufs/ { for (i = 2; i <= NF; i++) bufs[dir] += $i }
+		END {
+			printf "rx %d bytes, %d requests; tx %d bytes, %d requests (at least %d bytes each)\n",
+				bytes["rx"], reqs["rx"], bytes["tx"], reqs["tx"], min
+			exit !(bytes["rx"] >= min && bytes["tx"] >= min && reqs["rx"] > 0 &&
+				reqs["tx"] > 0 && bufs["rx"] > 0 && bufs["tx"] > 0)
+		}'
+}
+
 # rxe_counted FILE BEFORE: the device moved at least the payload in
 # RoCE packets of at most 4096 bytes (each echo crosses twice).
 rxe_counted() {
@@ -112,6 +129,7 @@ fi
 # Our own statistics, read by the same tool, say the same.
 [ "$mine" = smc_rs ] &&
 	run_test "smc_rs counts the SMC-Rv2 $side connections and no fallback" stats_counted "$side"
+run_test "$mine counts the data path ($side side): the payload each way, requests, buffers" stats_data
 run_test "rxe sent the payload in RoCE packets ($side side)" rxe_counted sent_pkts "$sent_before"
 run_test "rxe received the payload in RoCE packets ($side side)" rxe_counted rcvd_pkts "$rcvd_before"
 

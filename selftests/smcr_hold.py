@@ -3,11 +3,11 @@
 """Holds one AF_SMC connection to an smc_echo server open while operators'
 tools look at it, then completes one echo over it.
 
-    smcr_hold.py PEER PORT READY_FILE GO_FILE...
+    smcr_hold.py [--tcp] PEER PORT READY_FILE GO_FILE...
 
-Connects (AF_SMC, IPv4), sends the 8-byte echo length, creates
-READY_FILE, waits (up to 300 s) until every GO_FILE exists, sends the
-payload, checks the echo and exits 0."""
+Connects (AF_SMC, IPv4; with --tcp a plain AF_INET socket), sends the
+8-byte echo length, creates READY_FILE, waits (up to 300 s) until every
+GO_FILE exists, sends the payload, checks the echo and exits 0."""
 import ctypes
 import errno
 import os
@@ -22,14 +22,14 @@ PAYLOAD = bytes(range(256)) * 16
 libc = ctypes.CDLL(None, use_errno=True)
 
 
-def connect(peer, port):
-    """An AF_SMC connection to PEER:PORT, retried for 90 s while the server
-    is not listening yet."""
+def connect(peer, port, family=AF_SMC):
+    """An AF_SMC (or FAMILY) connection to PEER:PORT, retried for 90 s
+    while the server is not listening yet."""
     addr = struct.pack("=H", socket.AF_INET) + struct.pack("!H", port) + \
         socket.inet_aton(peer) + bytes(8)
     deadline = time.time() + 90
     while True:
-        s = socket.socket(AF_SMC, socket.SOCK_STREAM, 0)
+        s = socket.socket(family, socket.SOCK_STREAM, 0)
         if libc.connect(s.fileno(), addr, len(addr)) == 0:
             return s
         err = ctypes.get_errno()
@@ -41,8 +41,12 @@ def connect(peer, port):
 
 
 def main():
-    peer, port, ready, go = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
-    s = connect(peer, port)
+    args = sys.argv[1:]
+    family = AF_SMC
+    if args[:1] == ["--tcp"]:
+        family, args = socket.AF_INET, args[1:]
+    peer, port, ready, go = args[0], int(args[1]), args[2], args[3:]
+    s = connect(peer, port, family)
     s.sendall(struct.pack("!Q", len(PAYLOAD)))
     with open(ready, "w") as f:
         f.write("held\n")

@@ -9,7 +9,8 @@ use super::{Guard, Sock};
 use crate::smcr::close::{self, Deferred};
 use crate::smcr::conn::Conn;
 use crate::smcr::{rx, tx};
-use crate::sys::args::MsgHdr;
+use crate::stats::tech::{self, Dir, Special};
+use crate::sys::args::{MsgHdr, SockoptIn};
 use crate::sys::bindings as b;
 use crate::sys::errno::EINVAL;
 use crate::wire::close::{CloseEvent, Shutdown};
@@ -33,6 +34,11 @@ pub(super) fn sendmsg(
     let urgent = flags & b::MSG_OOB != 0;
     let (nodelay, cork) = clcsock.sk().nodelay_cork();
     let more = flags & b::MSG_MORE != 0 || cork;
+    let net = sk.net();
+    tx::count_oversized(conn, net, len);
+    if urgent {
+        tech::special(net, Special::Urgent);
+    }
     let r = tx::send(
         conn,
         &mut msg,
@@ -44,6 +50,7 @@ pub(super) fn sendmsg(
         |ready| st.wait_exclusive(clcsock, &mut timeo, ready),
     );
     st.set_sk_state(conn.sk_state());
+    tech::payload(net, Dir::Tx, len, r.as_ref().ok().copied());
     match r {
         Ok(n) => Ok(n as i32),
         Err(e) => Err(sk.stream_error(flags, e)),
@@ -67,9 +74,17 @@ pub(super) fn recvmsg(
     let clcsock = &sk.state().clcsock;
     let mut timeo = sk.rcvtimeo(nonblock);
     let inline = sk.oob_inline();
+    let net = sk.net();
     if flags & b::MSG_OOB != 0 {
-        return Ok(rx::recv_urgent(conn, &mut msg, len, peek, inline)? as i32);
+        let r = rx::recv_urgent(conn, &mut msg, len, peek, inline);
+        if r.is_ok() {
+            tech::special(net, Special::Urgent);
+        }
+        let got = r.as_ref().ok().copied();
+        tech::payload(net, Dir::Rx, got.unwrap_or(0), got);
+        return Ok(r? as i32);
     }
+    rx::count_reader_meets(conn, net, len);
     let r = rx::recv(
         conn,
         &mut msg,
@@ -81,7 +96,25 @@ pub(super) fn recvmsg(
         |ready| st.wait_exclusive(clcsock, &mut timeo, ready),
     );
     st.set_sk_state(conn.sk_state());
+    let got = r.as_ref().ok().copied();
+    tech::payload(net, Dir::Rx, got.unwrap_or(0), got);
     Ok(r? as i32)
+}
+
+/// `TCP_NODELAY` switched on and `TCP_CORK` switched off on an SMC-R
+/// connection count as special socket calls, as upstream's.
+pub(super) fn count_tcp_option(sock: &Sock<'_>, name: i32, val: SockoptIn<'_>) {
+    let Ok(v) = val.read_int() else {
+        return;
+    };
+    let call = match name as u32 {
+        b::TCP_NODELAY if v != 0 => Special::Nodelay,
+        b::TCP_CORK if v == 0 => Special::Cork,
+        _ => return,
+    };
+    if super::smcr_locked(sock).is_some() {
+        tech::special(sock.sk().net(), call);
+    }
 }
 
 /// `EPOLL*` bits (uapi/linux/eventpoll.h).
@@ -198,6 +231,10 @@ pub(super) fn release(sock: &Sock<'_>, st: &mut Guard<'_>, conn: Arc<Conn>) {
         // The linger time is over: the close goes now.
         let _ = close::event(&mut conn.shared.lock(), CloseEvent::TxFlushed);
     }
+    // The connection holds its buffers no longer (upstream counts that
+    // when it frees the connection).
+    tech::buffer_given_back(sk.net(), Dir::Rx, conn.rmb_size());
+    tech::buffer_given_back(sk.net(), Dir::Tx, conn.sndbuf_size());
     conn.orphan();
     close::settle(&conn);
     finish(sock, &conn, d);

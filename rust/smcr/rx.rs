@@ -12,9 +12,11 @@
 
 use super::cdc;
 use super::conn::{Conn, ConnShared};
+use crate::stats::tech::{self, BufferEvent, Dir};
 use crate::sys::args::MsgHdr;
 use crate::sys::bindings as b;
 use crate::sys::errno::{EAGAIN, ECONNRESET, EINVAL};
+use crate::sys::net::Net;
 use crate::wire::bufsize::rmb_wnd_update_limit;
 use kernel::prelude::*;
 
@@ -106,6 +108,22 @@ fn take_urgent_at_mark(conn: &Conn) -> Result {
         }
     }
     cdc::send(conn, |_| {})
+}
+
+/// Counts what a reader asking for `len` bytes finds: a full RMB, or
+/// more than it asks for (upstream's `SMC_STAT_RMB_RX_FULL`,
+/// `SMC_STAT_RMB_RX_SIZE_SMALL`).
+pub(crate) fn count_reader_meets(conn: &Conn, net: &Net, len: usize) {
+    let readable = {
+        let sh = conn.shared.lock();
+        sh.rx_prod.saturating_sub(sh.rx_cons)
+    };
+    if readable >= u64::from(conn.rmb_size()) {
+        tech::buffer_event(net, Dir::Rx, BufferEvent::Full);
+    }
+    if (len as u64) < readable {
+        tech::buffer_event(net, Dir::Rx, BufferEvent::SizeSmall);
+    }
 }
 
 /// Reads up to `len` bytes into `msg`. `peek` leaves them; `waitall`

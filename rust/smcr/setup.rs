@@ -12,6 +12,7 @@ use super::keepalive::{self, Verdict};
 use super::lgr::{LinkGroup, LinkState, PeerLink, Role};
 use super::llc;
 use crate::ib::{DeviceUsers, SmcIbDevice, SmcrV2Device};
+use crate::stats::tech::{self, BufferSource, Dir};
 use crate::sys::errno::ENOSPC;
 use crate::sys::ib::buf::DmaBuf;
 use crate::sys::ib::mr::{MrAccess, RegisteredBuf};
@@ -439,8 +440,11 @@ fn new_buffers(
         bufsize::uncompress(snd_class),
     );
     if let Some(pair) = lgr.take_pooled_buffers(rmb_size, snd_size) {
+        tech::buffer_taken(net, Dir::Rx, rmb_size, BufferSource::Reused);
+        tech::buffer_taken(net, Dir::Tx, snd_size, BufferSource::Reused);
         return Ok(pair);
     }
+    let (rmb_wanted, snd_wanted) = (rmb_class, snd_class);
     let ibdev = dev.device.ib();
     let make = |access: Option<MrAccess>, class: &mut u8| -> Result<Arc<RegisteredBuf>> {
         // Physically contiguous: a size the allocator cannot give is
@@ -466,6 +470,15 @@ fn new_buffers(
     // The send buffer is only read by our device: the domain's local key
     // reaches it, no region to register (as upstream).
     let sndbuf = make(None, &mut snd_class)?;
+    for (dir, class, wanted) in [
+        (Dir::Rx, rmb_class, rmb_wanted),
+        (Dir::Tx, snd_class, snd_wanted),
+    ] {
+        let source = BufferSource::New {
+            downgraded: class < wanted,
+        };
+        tech::buffer_taken(net, dir, bufsize::uncompress(class), source);
+    }
     Ok((rmb, sndbuf))
 }
 

@@ -13,9 +13,11 @@
 use super::cdc;
 use super::close;
 use super::conn::{Conn, ConnShared};
+use crate::stats::tech::{self, BufferEvent, Dir};
 use crate::sys::args::MsgHdr;
 use crate::sys::errno::{EAGAIN, ECONNRESET, EINTR, EPIPE};
 use crate::sys::ib::mr::RegisteredBuf;
+use crate::sys::net::Net;
 use crate::wire::cdc::ProducerFlags;
 use crate::wire::close::CloseEvent;
 use kernel::error::code::ERESTARTSYS;
@@ -76,6 +78,7 @@ pub(crate) fn send(
         return Ok(len);
     }
     let mut sent = 0usize;
+    let mut was_full = false;
     while sent < len {
         let free = match room(conn, urgent) {
             Ok(free) => free,
@@ -87,6 +90,10 @@ pub(crate) fn send(
             }
         };
         if free == 0 {
+            if !was_full {
+                was_full = true;
+                tech::buffer_event(conn.waker.net(), Dir::Tx, BufferEvent::Full);
+            }
             if nonblock {
                 break;
             }
@@ -107,6 +114,9 @@ pub(crate) fn send(
             sh.urg_tx = Some(sh.tx_copied - 1);
         }
         if !corked(conn, more && sent == len, nodelay) {
+            if peer_full(conn) {
+                tech::buffer_event(conn.waker.net(), Dir::Tx, BufferEvent::FullPeer);
+            }
             push(conn);
         }
     }
@@ -114,6 +124,24 @@ pub(crate) fn send(
         return Err(EAGAIN.into());
     }
     Ok(sent)
+}
+
+/// Whether the peer's RMB has no room for what waits to be sent.
+fn peer_full(conn: &Conn) -> bool {
+    let sh = conn.shared.lock();
+    sh.tx_copied > sh.tx_prod && sh.tx_prod - sh.tx_acked.min(sh.tx_prod) >= u64::from(sh.peer.size)
+}
+
+/// Counts a send of `len` bytes larger than the send buffer or the peer's
+/// RMB (upstream's `SMC_STAT_RMB_TX_SIZE_SMALL`, `..._PEER_SIZE_SMALL`).
+pub(crate) fn count_oversized(conn: &Conn, net: &Net, len: usize) {
+    let peer = u64::from(conn.shared.lock().peer.size);
+    if len as u64 > u64::from(conn.sndbuf_size()) {
+        tech::buffer_event(net, Dir::Tx, BufferEvent::SizeSmall);
+    }
+    if len as u64 > peer {
+        tech::buffer_event(net, Dir::Tx, BufferEvent::SizeSmallPeer);
+    }
 }
 
 /// Whether new bytes wait in the send buffer instead of going at once:

@@ -802,10 +802,8 @@ fn dispatch() {
     );
     let version = env!("CARGO_PKG_VERSION");
     for (flavor, arg, object) in [
-        (Flavor::Smcd, "d", "device"),
-        (Flavor::Smcd, "linkgroup", "linkgroup"),
         (Flavor::Smcr, "du", "dumpdev"),
-        (Flavor::Smcd, "seid", "seid"),
+        (Flavor::Smcd, "dumpdev", "dumpdev"),
     ] {
         let r = smc(flavor, &k, &[arg, "show"]);
         assert_eq!(r.code, 1);

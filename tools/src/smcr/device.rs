@@ -8,9 +8,12 @@ use super::{abbreviates, Detail, Flavor, Output, EXIT_OBJECT_FAILURE, SMC_NETLIN
 use crate::genl::{self, c_str, Family, GenlMsg};
 use crate::netlink::{attrs, DumpError, DumpWarning, Transport};
 
+/// `SMC_GEN_DEV_SMCD` (nest).
+pub const SMC_GEN_DEV_SMCD: u16 = 5;
 /// `SMC_GEN_DEV_SMCR` (nest).
 pub const SMC_GEN_DEV_SMCR: u16 = 6;
-/// `SMC_NLA_DEV_*` of `SMC_GEN_DEV_SMCR`.
+/// `SMC_NLA_DEV_*` of `SMC_GEN_DEV_SMCR` and `SMC_GEN_DEV_SMCD`.
+pub const SMC_NLA_DEV_USE_CNT: u16 = 1;
 pub const SMC_NLA_DEV_IS_CRIT: u16 = 2;
 pub const SMC_NLA_DEV_PCI_FID: u16 = 3;
 pub const SMC_NLA_DEV_PCI_CHID: u16 = 4;
@@ -46,9 +49,10 @@ pub struct Filter {
     pub ibdev: Option<Vec<u8>>,
 }
 
-/// Upstream's `handle_cmd_params()` of `dev.c` (smcr): `[show] [all]
-/// [ibdev <dev>] [netdev <dev>]`, each word a prefix; `None`: the usage.
-pub fn parse_args(args: &[Vec<u8>]) -> Option<Filter> {
+/// Upstream's `handle_cmd_params()` of `dev.c`: `[show] [all]
+/// [ibdev <dev>] [netdev <dev>]` (smcd: no `ibdev`, `netdev`), each word a
+/// prefix; `None`: the usage.
+pub fn parse_args(flavor: Flavor, args: &[Vec<u8>]) -> Option<Filter> {
     if (args.len() == 1 && abbreviates(&args[0], "help")) || args.len() > 4 {
         return None;
     }
@@ -67,9 +71,9 @@ pub fn parse_args(args: &[Vec<u8>]) -> Option<Filter> {
             return None;
         } else if abbreviates(a, "all") {
             // All devices are always shown.
-        } else if abbreviates(a, "ibdev") {
+        } else if flavor == Flavor::Smcr && abbreviates(a, "ibdev") {
             want_ibdev = true;
-        } else if abbreviates(a, "netdev") {
+        } else if flavor == Flavor::Smcr && abbreviates(a, "netdev") {
             want_netdev = true;
         } else {
             return None;
@@ -125,6 +129,8 @@ pub struct Device {
 pub enum Reply {
     /// A device.
     Device(Device),
+    /// Only an SMC-D device nest: nothing to show, the next message.
+    Other,
     /// No device nest: upstream stops reading.
     Stop,
     /// Upstream's error message, then it stops.
@@ -136,15 +142,15 @@ pub(crate) fn fixed<const N: usize>(p: &[u8]) -> Option<[u8; N]> {
     p.get(..N).and_then(|b| b.try_into().ok())
 }
 
-fn u8_of(p: &[u8]) -> Option<u8> {
+pub(crate) fn u8_of(p: &[u8]) -> Option<u8> {
     p.first().copied()
 }
 
-fn u16_of(p: &[u8]) -> Option<u16> {
+pub(crate) fn u16_of(p: &[u8]) -> Option<u16> {
     fixed::<2>(p).map(u16::from_ne_bytes)
 }
 
-fn u32_of(p: &[u8]) -> Option<u32> {
+pub(crate) fn u32_of(p: &[u8]) -> Option<u32> {
     fixed::<4>(p).map(u32::from_ne_bytes)
 }
 
@@ -171,7 +177,10 @@ pub fn parse_reply(payload: &[u8]) -> Reply {
         return Reply::Error(BAD_HEADER);
     };
     let Some(nest) = genl::find_attr(msg.attrs, SMC_GEN_DEV_SMCR) else {
-        return Reply::Stop;
+        return match genl::find_attr(msg.attrs, SMC_GEN_DEV_SMCD) {
+            Some(_) => Reply::Other,
+            None => Reply::Stop,
+        };
     };
     let mut d = Device::default();
     let mut port_nests: [Option<&[u8]>; MAX_PORTS] = [None; MAX_PORTS];
@@ -361,10 +370,13 @@ pub fn invoke<T: Transport + ?Sized>(
     family: &mut Family<'_, T>,
     o: &mut Output<'_>,
 ) -> i32 {
-    let Some(filter) = parse_args(args) else {
+    let Some(filter) = parse_args(flavor, args) else {
         o.err(usage(flavor).as_bytes());
         return EXIT_OBJECT_FAILURE;
     };
+    if flavor == Flavor::Smcd {
+        return super::smcd::invoke_devices(family, o);
+    }
     let level = level(detail);
     let head = header(level);
     print_dump(
@@ -377,6 +389,7 @@ pub fn invoke<T: Transport + ?Sized>(
                 o.out(&format(&d, level, &filter, &if_name));
                 true
             }
+            Reply::Other => true,
             Reply::Stop => false,
             Reply::Error(text) => {
                 o.err_line(text);
@@ -423,13 +436,19 @@ mod tests {
 
     #[test]
     fn arguments_as_upstream() {
-        assert_eq!(parse_args(&a(&[])), Some(Filter::default()));
-        assert_eq!(parse_args(&a(&["s", "a"])), Some(Filter::default()));
-        assert_eq!(parse_args(&a(&["help"])), None);
-        assert_eq!(parse_args(&a(&["x"])), None);
-        let f = parse_args(&a(&["netdev", "eth0"])).expect("netdev");
+        let r = Flavor::Smcr;
+        assert_eq!(parse_args(r, &a(&[])), Some(Filter::default()));
+        assert_eq!(parse_args(r, &a(&["s", "a"])), Some(Filter::default()));
+        assert_eq!(parse_args(r, &a(&["help"])), None);
+        assert_eq!(parse_args(r, &a(&["x"])), None);
+        let f = parse_args(r, &a(&["netdev", "eth0"])).expect("netdev");
         assert_eq!(f.netdev.as_deref(), Some(&b"eth0"[..]));
-        assert_eq!(parse_args(&a(&["netdev", "eth0", "all"])), None);
+        assert_eq!(parse_args(r, &a(&["netdev", "eth0", "all"])), None);
+        // smcd knows neither ibdev nor netdev.
+        let d = Flavor::Smcd;
+        assert_eq!(parse_args(d, &a(&["show", "all"])), Some(Filter::default()));
+        assert_eq!(parse_args(d, &a(&["netdev", "eth0"])), None);
+        assert_eq!(parse_args(d, &a(&["i", "rxe0"])), None);
     }
 
     #[test]

@@ -108,10 +108,11 @@ pub fn strtol_hex(arg: &[u8]) -> Option<u32> {
     Some(v as u32)
 }
 
-/// Upstream's `handle_cmd_params()` of `linkgroup.c` (smcr):
-/// `[show | link-show] [all | LG-ID] [ibdev <dev>] [netdev <dev>]`;
+/// Upstream's `handle_cmd_params()` of `linkgroup.c`:
+/// `[show | link-show] [all | LG-ID] [ibdev <dev>] [netdev <dev>]` (smcd:
+/// no `ibdev`, `netdev`; `link-show` is taken and changes nothing);
 /// `None`: the usage.
-pub fn parse_args(args: &[Vec<u8>]) -> Option<Args> {
+pub fn parse_args(flavor: Flavor, args: &[Vec<u8>]) -> Option<Args> {
     if (args.len() == 1 && abbreviates(&args[0], "help")) || args.len() > 4 {
         return None;
     }
@@ -138,9 +139,9 @@ pub fn parse_args(args: &[Vec<u8>]) -> Option<Args> {
             return None;
         } else if abbreviates(arg, "all") {
             all = true;
-        } else if abbreviates(arg, "ibdev") {
+        } else if flavor == Flavor::Smcr && abbreviates(arg, "ibdev") {
             want_ibdev = true;
-        } else if abbreviates(arg, "netdev") {
+        } else if flavor == Flavor::Smcr && abbreviates(arg, "netdev") {
             want_netdev = true;
         } else if !all {
             match strtol_hex(arg) {
@@ -417,10 +418,13 @@ pub fn invoke<T: Transport + ?Sized>(
     family: &mut Family<'_, T>,
     o: &mut Output<'_>,
 ) -> i32 {
-    let Some(a) = parse_args(args) else {
+    let Some(a) = parse_args(flavor, args) else {
         o.err(usage(flavor).as_bytes());
         return EXIT_OBJECT_FAILURE;
     };
+    if flavor == Flavor::Smcd {
+        return super::smcd::invoke_linkgroups(&a, family, o);
+    }
     let level = super::device::level(detail);
     let cmd = if a.links {
         SMC_NETLINK_GET_LINK_SMCR
@@ -465,19 +469,32 @@ mod tests {
 
     #[test]
     fn arguments_as_upstream() {
-        assert_eq!(parse_args(&a(&[])), Some(Args::default()));
-        assert_eq!(parse_args(&a(&["h"])), None);
-        let links = parse_args(&a(&["link-show", "all"])).expect("link-show all");
+        let r = Flavor::Smcr;
+        assert_eq!(parse_args(r, &a(&[])), Some(Args::default()));
+        assert_eq!(parse_args(r, &a(&["h"])), None);
+        let links = parse_args(r, &a(&["link-show", "all"])).expect("link-show all");
         assert!(links.links && links.lgid == 0);
-        let id = parse_args(&a(&["show", "2ab"])).expect("id");
+        let id = parse_args(r, &a(&["show", "2ab"])).expect("id");
         assert_eq!((id.lgid, id.lgid_masked), (0x2ab, 0x200));
-        let bad = parse_args(&a(&["zz"])).expect("no digits");
+        let bad = parse_args(r, &a(&["zz"])).expect("no digits");
         assert_eq!((bad.lgid, bad.lgid_masked), (INVALID_LGID, 0));
-        assert_eq!(parse_args(&a(&["all", "1"])), None);
-        assert_eq!(parse_args(&a(&["1", "2"])), None);
-        let dev = parse_args(&a(&["l", "ibdev", "rxe0"])).expect("ibdev");
+        assert_eq!(parse_args(r, &a(&["all", "1"])), None);
+        assert_eq!(parse_args(r, &a(&["1", "2"])), None);
+        let dev = parse_args(r, &a(&["l", "ibdev", "rxe0"])).expect("ibdev");
         assert_eq!(dev.ibdev.as_deref(), Some(&b"rxe0"[..]));
-        assert_eq!(parse_args(&a(&["show", "all", "all", "all", "all"])), None);
+        assert_eq!(
+            parse_args(r, &a(&["show", "all", "all", "all", "all"])),
+            None
+        );
+        // smcd: "ibdev" is an LG-ID without digits, after "all" the usage.
+        let d = Flavor::Smcd;
+        let no_id = parse_args(d, &a(&["ibdev"])).expect("an id");
+        assert_eq!(no_id.lgid, INVALID_LGID);
+        assert_eq!(parse_args(d, &a(&["all", "netdev"])), None);
+        assert_eq!(
+            parse_args(d, &a(&["link-show", "100"])).map(|a| a.lgid),
+            Some(0x100)
+        );
     }
 
     #[test]

@@ -3,10 +3,10 @@
 //! `smcr` and `smcd`: upstream smc-tools builds both from one `smc.c`
 //! (`-DSMCR`, `-DSMCD`); they differ in their name, their usage text and
 //! `seid` (SMC-D only). Both talk to the SMC generic netlink family
-//! (`SMC_GEN_NETLINK`). This version serves `device` ([`device`]),
-//! `linkgroup` ([`linkgroup`]), `ueid` ([`ueid`]), `info` ([`info`]) and
-//! `stats` ([`stats`]); the other objects say that they are not supported
-//! yet.
+//! (`SMC_GEN_NETLINK`). This version serves `device` ([`device`], SMC-D's
+//! in [`smcd`]), `linkgroup` ([`linkgroup`], [`smcd`]), `ueid` ([`ueid`]),
+//! `seid` ([`seid`]), `info` ([`info`]) and `stats` ([`stats`]); `dumpdev`
+//! says that it is not supported yet.
 //!
 //! The command line is read as upstream's `main()` and `run_cmd()` read it
 //! (smc-tools 1.8.x `smc.c`, `util.c`): options first, each one a prefix of
@@ -26,6 +26,8 @@
 pub mod device;
 pub mod info;
 pub mod linkgroup;
+pub mod seid;
+pub mod smcd;
 pub mod stats;
 pub mod ueid;
 
@@ -57,6 +59,12 @@ pub const SMC_NETLINK_ADD_UEID: u8 = 10;
 pub const SMC_NETLINK_REMOVE_UEID: u8 = 11;
 /// `SMC_NETLINK_FLUSH_UEID`.
 pub const SMC_NETLINK_FLUSH_UEID: u8 = 12;
+/// `SMC_NETLINK_DUMP_SEID` (dump).
+pub const SMC_NETLINK_DUMP_SEID: u8 = 13;
+/// `SMC_NETLINK_ENABLE_SEID`.
+pub const SMC_NETLINK_ENABLE_SEID: u8 = 14;
+/// `SMC_NETLINK_DISABLE_SEID`.
+pub const SMC_NETLINK_DISABLE_SEID: u8 = 15;
 
 /// The exit status of upstream's `exit(-1)` and of `main()` returning
 /// `-(EXIT_FAILURE)` after an object failed.
@@ -84,7 +92,7 @@ pub enum Object {
     Stats,
     /// `ueid`.
     Ueid,
-    /// `seid` (`smcd` only): not supported yet.
+    /// `seid` (`smcd` only).
     Seid,
     /// `dumpdev`: not supported yet.
     Dumpdev,
@@ -476,12 +484,9 @@ where
         }
         Lookup::Found(Object::Ueid) => ueid::invoke(flavor, sub, &mut family, o),
         Lookup::Found(Object::Info) => info::invoke(flavor, sub, &mut family, o),
-        Lookup::Found(Object::Device) if flavor == Flavor::Smcr => {
-            device::invoke(flavor, detail, sub, &mut family, o)
-        }
-        Lookup::Found(Object::Linkgroup) if flavor == Flavor::Smcr => {
-            linkgroup::invoke(flavor, detail, sub, &mut family, o)
-        }
+        Lookup::Found(Object::Device) => device::invoke(flavor, detail, sub, &mut family, o),
+        Lookup::Found(Object::Linkgroup) => linkgroup::invoke(flavor, detail, sub, &mut family, o),
+        Lookup::Found(Object::Seid) => seid::invoke(sub, &mut family, o),
         Lookup::Found(Object::Stats) => {
             stats::invoke(flavor, detail, sub, &mut family, stats_cache, o)
         }
