@@ -13,6 +13,11 @@ use crate::wire::llc::{
     ConfirmLink, ConfirmRkey, DeleteLink, DeleteRkey, EntryList, LlcError, LlcMessage, LlcVersion,
     TestLink, LLC_LEN,
 };
+
+/// Rkeys in the long DELETE RKEY of [`long_delete_rkey`].
+const LONG_DELETE_RKEYS: usize = 30;
+/// Its length: the 8 bytes before the rkeys, and 4 bytes each.
+pub(crate) const LONG_DELETE_RKEY_LEN: usize = 8 + 4 * LONG_DELETE_RKEYS;
 use kernel::prelude::*;
 
 /// Takes an LLC message the peer sent (softirq). `msg` holds the first
@@ -221,4 +226,29 @@ pub(crate) fn malformed(lgr: &LinkGroup, out: &mut [[u8; LLC_LEN]; 2]) {
         LlcVersion::V1 => *lo = short as u8,
         LlcVersion::V2 => [*lo, *hi] = short.to_le_bytes(),
     }
+}
+
+/// A well-formed SMC-Rv2 DELETE RKEY request longer than 48 bytes, for
+/// fault injection (see [`inject`](super::inject)): 30 rkeys that name no
+/// RMB of ours (the peer answers it; upstream negative, smc_rs positive),
+/// in `out`; returns its length.
+pub(crate) fn long_delete_rkey(
+    lgr: &LinkGroup,
+    out: &mut [u8; LONG_DELETE_RKEY_LEN],
+) -> Option<usize> {
+    let mut keys = [0u32; LONG_DELETE_RKEYS];
+    for (i, k) in keys.iter_mut().enumerate() {
+        *k = 0x5a5a_0000 | i as u32;
+    }
+    let mut list = [0u8; 4 * LONG_DELETE_RKEYS];
+    let msg = DeleteRkey {
+        version: version(lgr),
+        resp: false,
+        negative: false,
+        retry: false,
+        num_rkeys: LONG_DELETE_RKEYS as u8,
+        err_mask: 0,
+        rkeys: EntryList::build(&keys, &mut list).ok()?,
+    };
+    msg.encode(out).ok()
 }
