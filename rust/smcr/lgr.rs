@@ -646,6 +646,33 @@ impl LinkGroup {
         r
     }
 
+    /// Sends one LLC message, waiting for a slot, then waits up to `ms`
+    /// milliseconds until the device reports it sent (the peer acknowledged
+    /// it): for the last message before the queue pair goes, which would
+    /// flush it otherwise. Process context.
+    pub(crate) fn send_llc_wait(&self, msg: &[u8], ms: u32) -> Result {
+        let slot = self.get_slot()?;
+        if let Err(e) = self.post_msg(slot, msg) {
+            self.put_slot(slot);
+            return Err(e);
+        }
+        let bit = 1u64.checked_shl(slot).unwrap_or(0);
+        // A completion may wake another waiter instead: look again at least
+        // every 10 ms.
+        let step = kernel::time::msecs_to_jiffies(10).max(1);
+        let mut left = kernel::time::msecs_to_jiffies(ms);
+        let mut tx = self.tx.lock();
+        while tx.busy & bit != 0 {
+            if left == 0 || self.state() == LinkState::Down {
+                return Err(ETIMEDOUT.into());
+            }
+            let wait = left.min(step);
+            left -= wait;
+            let _ = self.tx_wait.wait_interruptible_timeout(&mut tx, wait as _);
+        }
+        Ok(())
+    }
+
     /// Registers `mr` on the link and waits for the device to confirm.
     pub(crate) fn register_mr(&self, mr: &Arc<RegisteredBuf>, access: MrAccess) -> Result {
         // One registration at a time on the link: the queue pair takes one,

@@ -187,7 +187,13 @@ pub(crate) fn send_test_link(lgr: &LinkGroup) -> Result {
     lgr.send_llc(buf.get(..n).ok_or(EPROTO)?)
 }
 
-/// Tells the peer the link group ends (orderly), best effort.
+/// How long the last message of a link waits to be sent (upstream's
+/// `SMC_LLC_WAIT_TIME`).
+const LAST_SEND_WAIT_MS: u32 = 2000;
+
+/// Tells the peer the link group ends (orderly), best effort; waits until
+/// the message left (the caller then destroys the queue pair). Process
+/// context.
 pub(crate) fn send_delete_all(lgr: &LinkGroup) {
     let msg = DeleteLink {
         version: version(lgr),
@@ -199,7 +205,7 @@ pub(crate) fn send_delete_all(lgr: &LinkGroup) {
     };
     let mut buf = [0u8; LLC_LEN];
     if msg.encode(&mut buf).is_ok() {
-        let _ = lgr.send_llc(&buf);
+        let _ = lgr.send_llc_wait(&buf, LAST_SEND_WAIT_MS);
     }
 }
 
