@@ -51,6 +51,14 @@ one_sge=0
 long=0
 [ "$mine" = smc_rs ] && [ "$other_mod" = smc_rs ] && long=1
 counter() { cat "$dbg/$1"; }
+# How this side receives, for the test names.
+if [ "$mine" = upstream ]; then
+	layout="upstream's receive layout"
+elif [ "$one_sge" = 1 ]; then
+	layout="one receive entry"
+else
+	layout="two receive entries"
+fi
 
 knob_set() {
 	[ "$(counter max_recv_sge)" = 0 ] || { echo "max_recv_sge is $(counter max_recv_sge) after loading"; return 1; }
@@ -73,12 +81,12 @@ lgrs_before=$(smc_lgr_ids | sort | tr '\n' ' ')
 
 if [ "$side" = server ]; then
 	pair_signal listen
-	run_test "$mine server ($([ "$one_sge" = 1 ] && echo "one receive entry" || echo "two receive entries")): $conns SMC-R clients echoed" \
+	run_test "$mine server ($layout): $conns SMC-R clients echoed" \
 		timeout 600 smc_echo server -f smc -p "$port" -n "$conns"
 else
 	pair_await listen
 	for s in $sizes; do
-		run_test "$mine client ($([ "$one_sge" = 1 ] && echo "one receive entry" || echo "two receive entries")) -> $other_mod server, $s bytes echoed" \
+		run_test "$mine client ($layout) -> $other_mod server, $s bytes echoed" \
 			timeout 300 smc_echo client -f smc -a "$peer" -p "$port" -s "$s" -w 90
 	done
 	run_test "$mine client -> $other_mod server: $many concurrent connections x $many_size bytes echoed (new RMBs on the link group)" \
@@ -120,7 +128,7 @@ if [ "$mine" = smc_rs ]; then
 fi
 if [ "$long" = 1 ]; then
 	run_test "smc_rs $side: injected the long LLC message (knob back to 0)" test "$(counter inject)" = 0
-	run_test "smc_rs $side: the peer's 128-byte DELETE RKEY received whole ($([ "$one_sge" = 1 ] && echo "one entry" || echo "two entries"))" \
+	run_test "smc_rs $side: the peer's 128-byte DELETE RKEY received whole ($layout)" \
 		moved rx_llc_long 1
 fi
 
