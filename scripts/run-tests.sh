@@ -132,18 +132,23 @@ vm_run single single smc_rs "$top/selftests/smc_rs_single.sh"
 # 4. Two VMs: smc_rs on VM 1, upstream smc.ko on VM 2, both directions.
 vm_run pair pair smc_rs "$top/selftests/smc_rs_pair.sh" upstream "$top/selftests/smc_rs_pair.sh"
 # 5. SMC-R data path, the interop matrix: smc_rs as client of upstream
-# smc.ko, as server of upstream's client, and with itself.
-# The smc_rs client's run ends with an orphaned connection (60 s).
-orphan="$top/selftests/smc_rs_smcr.sh; $top/selftests/smc_rs_orphan.sh"
+# smc.ko, as server of upstream's client, and with itself. After the
+# echoes, in the same boot: smc_rs receiving with one scatter/gather entry
+# per request (as on RNICs with max_recv_sge 1), and IPv6 clients to
+# IPv4-mapped addresses. The smc_rs client's run ends with an orphaned
+# connection (60 s).
+more="$top/selftests/smc_rs_rxsge.sh; $top/selftests/smc_rs_v4mapped.sh"
+smcr="$top/selftests/smc_rs_smcr.sh; $more"
+orphan="$smcr; $top/selftests/smc_rs_orphan.sh"
 vm_run smcr-client pair upstream "$orphan" smc_rs "$orphan"
-vm_run smcr-server pair smc_rs "$top/selftests/smc_rs_smcr.sh" upstream "$top/selftests/smc_rs_smcr.sh"
+vm_run smcr-server pair smc_rs "$smcr" upstream "$smcr"
 # Between two smc_rs, the same boot first runs the differential semantics
 # probe over SMC-R (TCP is the oracle), then smc_run --bpf (a static binary
 # and Redis over SMC-R without LD_PRELOAD), then the echoes with 1000
 # concurrent and 20000 short connections, then hostile input on the link
-# (one side's fault injection knob): a longer run.
-both="$top/selftests/smc_rs_semantics_pair.sh; $top/selftests/smc_run_bpf.sh; $top/selftests/smc_rs_smcr.sh; $top/selftests/smc_rs_hostile.sh"
-vm_timeout=2700 vm_run smcr-both pair smc_rs "$both" smc_rs "$both"
+# (one side's fault injection knob), then the two above: a longer run.
+both="$top/selftests/smc_rs_semantics_pair.sh; $top/selftests/smc_run_bpf.sh; $top/selftests/smc_rs_smcr.sh; $top/selftests/smc_rs_hostile.sh; $more"
+vm_timeout=3000 vm_run smcr-both pair smc_rs "$both" smc_rs "$both"
 # 5b. smc_rs with itself, captured on the wire and decoded by Wireshark's
 # dissectors, with the idle link's TEST LINK exchange.
 vm_run capture pair smc_rs "$top/selftests/smc_rs_capture.sh" smc_rs "$top/selftests/smc_rs_capture.sh"

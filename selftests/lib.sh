@@ -116,3 +116,54 @@ fallback_count() {
 		cur == side && $1 == reason { n = $2 }
 		END { print n + 0 }'
 }
+
+# A pair run's sides talk through $SMC_OUT: pair_signal NAME leaves a mark
+# for the other side, pair_await NAME [SECONDS] waits (up to SECONDS, 300
+# by default) for the other side's. Both need $side (server or client)
+# and $other set, and a prefix of the script's own in $pair_tag.
+pair_signal() { touch "$SMC_OUT/$pair_tag-$side-$1"; }
+pair_await() {
+	local _
+	for _ in $(seq $((${2:-300} * 10))); do
+		[ -e "$SMC_OUT/$pair_tag-$other-$1" ] && return 0
+		sleep 0.1
+	done
+	echo "no '$1' from the $other" >&2
+	return 1
+}
+
+# pair_modules: sets $mine (smc_rs or upstream, loading smc_rs again and
+# adding rxe0 and the bed's UEID for a script that runs after one that
+# unloaded it) and $other_mod (what the other side runs).
+pair_modules() {
+	if lsmod | grep -q '^smc '; then
+		mine=upstream
+	else
+		mine=smc_rs
+		lsmod | grep -q '^smc_rs ' || insmod "$SMC_TOP/smc_rs.ko"
+		[ -e /sys/class/infiniband/rxe0 ] || rdma link add rxe0 type rxe netdev eth0
+		"$SMC_TOP/selftests/tools/smc_ueid" add SMC-RS-TESTBED
+		echo "module smc_rs +p" >/sys/kernel/debug/dynamic_debug/control 2>/dev/null
+	fi
+	echo "$mine" >"$SMC_OUT/$pair_tag-$side-module"
+	# The other side may still be busy with the script before.
+	pair_await module 900 >/dev/null 2>&1 || true
+	for _ in $(seq 50); do
+		[ -s "$SMC_OUT/$pair_tag-$other-module" ] && break
+		sleep 0.1
+	done
+	other_mod=$(cat "$SMC_OUT/$pair_tag-$other-module" 2>/dev/null)
+}
+
+# smc_stat LABEL: the number on the first line of `smcr -d stats` that
+# starts with LABEL ("  SMC connections", "    v2", "  TCP fallback"),
+# for smc_rs and upstream alike.
+smc_stat() {
+	"$SMC_TOP/tools/target/release/smcr" -d stats |
+		awk -v l="$1" 'index($0, l " ") == 1 { sub(/^ +/, "", $0); n = split(l, w, " "); print $(n + 1); exit }'
+}
+
+# smc_lgr_ids: the ids of the SMC-R link groups `smcr linkgroup` lists.
+smc_lgr_ids() {
+	"$SMC_TOP/tools/target/release/smcr" linkgroup | awk '$2 == "SERV" || $2 == "CLNT" { print $1 }'
+}

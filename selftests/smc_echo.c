@@ -573,6 +573,52 @@ static void *client_one(void *arg)
 	return NULL;
 }
 
+/*
+ * Sends size bytes of out and reads their echo into in (got counts what
+ * came back). Sending never blocks while echo waits to be read: the
+ * server blocks writing the echo once our receive buffer is full, and
+ * stops reading then, so a client blocked in send would wait for ever
+ * (with SMC-R's 64 KiB buffers as soon as the echo lags by a few of
+ * them). Fails when nothing moves for a minute.
+ */
+static int echo_exchange(int fd, const unsigned char *out, unsigned char *in, size_t *got)
+{
+	size_t off = 0;
+
+	while (off < size || *got < size) {
+		struct pollfd p = { .fd = fd, .events = POLLIN | (off < size ? POLLOUT : 0) };
+		ssize_t n;
+		int r = poll(&p, 1, 60000);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r != 1) {
+			fprintf(stderr, "smc_echo: no progress for 60 s (%zu sent, %zu echoed of %llu)\n",
+				off, *got, (unsigned long long)size);
+			return -1;
+		}
+		if (p.revents & (POLLIN | POLLERR | POLLHUP)) {
+			n = recv(fd, in + *got, size - *got, MSG_DONTWAIT);
+			if (n == 0 && *got < size)
+				return -1;
+			if (n < 0 && errno != EAGAIN && errno != EINTR)
+				return -1;
+			if (n > 0)
+				*got += n;
+		}
+		if (off < size && (p.revents & POLLOUT)) {
+			size_t chunk = size - off < 65536 ? size - off : 65536;
+
+			n = send(fd, out + off, chunk, MSG_DONTWAIT | MSG_NOSIGNAL);
+			if (n < 0 && errno != EAGAIN && errno != EINTR)
+				return -1;
+			if (n > 0)
+				off += n;
+		}
+	}
+	return 0;
+}
+
 static void *client_once(void *arg)
 {
 	struct client_result *res = arg;
@@ -604,22 +650,7 @@ static void *client_once(void *arg)
 	}
 	if (write_all(fd, &be, sizeof(be)))
 		goto out;
-	/*
-	 * Interleave sending with draining the echo, so that neither side
-	 * blocks on a full buffer.
-	 */
-	for (off = 0; off < size;) {
-		size_t chunk = size - off < 65536 ? size - off : 65536;
-		ssize_t n;
-
-		if (write_all(fd, out + off, chunk))
-			goto out;
-		off += chunk;
-		while (got < size &&
-		       (n = recv(fd, in + got, size - got, MSG_DONTWAIT)) > 0)
-			got += n;
-	}
-	if (read_all(fd, in + got, size - got))
+	if (echo_exchange(fd, out, in, &got))
 		goto out;
 	if (memcmp(in, out, size)) {
 		fprintf(stderr, "smc_echo: echoed data differs\n");

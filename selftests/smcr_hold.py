@@ -5,7 +5,8 @@ tools look at it, then completes one echo over it.
 
     smcr_hold.py [--tcp] PEER PORT READY_FILE GO_FILE...
 
-Connects (AF_SMC, IPv4; with --tcp a plain AF_INET socket), sends the
+Connects (AF_SMC; an IPv6 PEER, such as an IPv4-mapped ::ffff:a.b.c.d,
+with SMCPROTO_SMC6; with --tcp a plain AF_INET/AF_INET6 socket), sends the
 8-byte echo length, creates READY_FILE, waits (up to 300 s) until every
 GO_FILE exists, sends the payload, checks the echo and exits 0."""
 import ctypes
@@ -17,19 +18,31 @@ import sys
 import time
 
 AF_SMC = 43
+SMCPROTO_SMC = 0
+SMCPROTO_SMC6 = 1
 PAYLOAD = bytes(range(256)) * 16
 
 libc = ctypes.CDLL(None, use_errno=True)
 
 
 def connect(peer, port, family=AF_SMC):
-    """An AF_SMC (or FAMILY) connection to PEER:PORT, retried for 90 s
-    while the server is not listening yet."""
-    addr = struct.pack("=H", socket.AF_INET) + struct.pack("!H", port) + \
-        socket.inet_aton(peer) + bytes(8)
+    """An AF_SMC (or, with FAMILY AF_INET, TCP) connection to PEER:PORT,
+    retried for 90 s while the server is not listening yet."""
+    if ":" in peer:
+        proto = SMCPROTO_SMC6
+        addr = struct.pack("=H", socket.AF_INET6) + struct.pack("!HI", port, 0) + \
+            socket.inet_pton(socket.AF_INET6, peer) + bytes(4)
+        if family != AF_SMC:
+            family = socket.AF_INET6
+    else:
+        proto = SMCPROTO_SMC
+        addr = struct.pack("=H", socket.AF_INET) + struct.pack("!H", port) + \
+            socket.inet_aton(peer) + bytes(8)
+    if family != AF_SMC:
+        proto = 0
     deadline = time.time() + 90
     while True:
-        s = socket.socket(family, socket.SOCK_STREAM, 0)
+        s = socket.socket(family, socket.SOCK_STREAM, proto)
         if libc.connect(s.fileno(), addr, len(addr)) == 0:
             return s
         err = ctypes.get_errno()

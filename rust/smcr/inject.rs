@@ -13,8 +13,10 @@
 //! | 4 | the CDC message's consumer cursor is more than a ring ahead of what the peer wrote |
 //! | 5 | after the CDC message, on its link, an LLC message of a type nobody handles and a TEST LINK with a wrong length |
 //! | 6 | after the CDC message, on its link, the link requests a link group with one link refuses: ADD LINK, REQ ADD LINK, DELETE LINK of another link id, CONFIRM LINK |
+//! | 7 | after the CDC message, on its link, an SMC-Rv2 DELETE RKEY request of 30 rkeys (128 bytes: longer than a receive slot's 48-byte buffer) |
 //!
-//! Other values do nothing. The copies of 2 and 3 also carry a producer cursor outside any ring: a
+//! 7 is well-formed: it tests that the peer receives long SMC-Rv2 LLC
+//! messages whole (see [`rxbufs`](super::rxbufs)). Other values do nothing. The copies of 2 and 3 also carry a producer cursor outside any ring: a
 //! peer that failed to drop them would abort the connection. A fault that
 //! needs a free send slot and finds none waits for the next message.
 //!
@@ -50,6 +52,8 @@ pub(crate) enum Fault {
     /// Requests to add a link, to delete another one, to confirm the link
     /// again.
     LinkRequests = 6,
+    /// A well-formed LLC message longer than 48 bytes on the link.
+    LongLlc = 7,
 }
 
 /// The fault armed now, if any (one relaxed load).
@@ -61,6 +65,7 @@ pub(crate) fn armed() -> Option<Fault> {
         4 => Some(Fault::ConsumerBeyondSent),
         5 => Some(Fault::MalformedLlc),
         6 => Some(Fault::LinkRequests),
+        7 => Some(Fault::LongLlc),
         _ => None,
     }
 }
@@ -71,8 +76,9 @@ fn take(fault: Fault) -> bool {
         .is_ok()
 }
 
-/// Creates `smc_rs/` in debugfs with the knob and the counters of refused
-/// messages; an absent directory (no debugfs) leaves the knob off.
+/// Creates `smc_rs/` in debugfs with the knob, the counters of refused
+/// messages, and the receive layout's test knob and counters; an absent
+/// directory (no debugfs) leaves the knobs off.
 pub(crate) fn debugfs_files() -> DebugfsDir {
     let dir = DebugfsDir::new(c_str!("smc_rs"));
     if !dir.is_present() {
@@ -80,6 +86,7 @@ pub(crate) fn debugfs_files() -> DebugfsDir {
     }
     dir.add_u32(c_str!("inject"), true, &KNOB);
     super::rejects::add_files(&dir);
+    super::rxbufs::add_files(&dir);
     dir
 }
 
@@ -139,6 +146,10 @@ pub(crate) fn after_cdc(fault: Fault, lgr: &LinkGroup, sent: &CdcMsg) {
             send_extra(lgr, fault, &msgs);
             return;
         }
+        Fault::LongLlc => {
+            send_long(lgr, fault);
+            return;
+        }
         _ => return,
     };
     let mut buf = [0u8; CDC_LEN];
@@ -165,4 +176,24 @@ fn send_extra<const N: usize>(lgr: &LinkGroup, fault: Fault, msgs: &[[u8; N]]) {
         }
     }
     smc_dbg!("inject: {} message(s) sent for {:?}", msgs.len(), fault);
+}
+
+/// Posts a long SMC-Rv2 LLC message on `lgr` for `fault`, disarming it once
+/// a slot and the buffer for long messages are there.
+fn send_long(lgr: &LinkGroup, fault: Fault) {
+    let mut msg = [0u8; super::llc::LONG_DELETE_RKEY_LEN];
+    let Some(len) = super::llc::long_delete_rkey(lgr, &mut msg) else {
+        return;
+    };
+    let Some(msg) = msg.get(..len) else { return };
+    let Ok(slot) = lgr.try_get_slot() else { return };
+    if !take(fault) {
+        lgr.put_slot(slot);
+        return;
+    }
+    if lgr.post_long_msg(slot, msg).is_err() {
+        lgr.put_slot(slot);
+        return;
+    }
+    smc_dbg!("inject: {}-byte LLC message sent for {:?}", len, fault);
 }

@@ -16,9 +16,10 @@
 
 use super::conn::{Conn, ConnTable};
 use super::keepalive::Activity;
+use super::rxbufs::{self, RxLayout, WR_BUF_V2_SIZE};
 use super::slots::Slots;
 use crate::ib::SmcrV2Device;
-use crate::sys::errno::{EAGAIN, ENOLINK, ENOMEM, ETIMEDOUT};
+use crate::sys::errno::{EAGAIN, EBUSY, EINVAL, ENOLINK, ENOMEM, ETIMEDOUT};
 use crate::sys::ib::buf::DmaBuf;
 use crate::sys::ib::cq::Cq;
 use crate::sys::ib::device::IbDevice;
@@ -30,6 +31,7 @@ use crate::sys::ib::wr::{QpEvent, Sge, WcStatus};
 use crate::sys::print::smc_dbg;
 use crate::sys::sync::{new_spinlock_bh, SpinLockBh};
 use crate::sysctl::LgrParams;
+use crate::wire::cdc::CDC_MSG_TYPE;
 use crate::wire::lgr_match::LgrIdentity;
 use crate::wire::llc::LLC_LEN;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
@@ -38,8 +40,6 @@ use kernel::sync::{new_condvar, new_mutex, Arc, CondVar, Mutex};
 
 /// Bytes of a control message buffer (upstream's work request buffer).
 pub(crate) const WR_BUF_SIZE: usize = 48;
-/// Bytes of the buffer that receives long SMC-Rv2 LLC messages.
-const WR_BUF_V2_SIZE: usize = 8192;
 /// Most send or receive slots a link has: one bit each in a `u64`, one
 /// 64-byte stride each in a page of control message buffers. How many it
 /// has comes from `net.smc.smcr_max_send_wr`/`smcr_max_recv_wr`
@@ -54,11 +54,12 @@ pub(crate) type BufferPair = (Arc<RegisteredBuf>, Arc<RegisteredBuf>);
 const POOL_MAX: usize = 256;
 /// How long a sender waits for a free slot, in jiffies (upstream: 10 s).
 const SLOT_WAIT_MS: u32 = 10_000;
-/// The queue pair's own buffers: control message sends, receives, and
-/// the tail of long v2 messages.
+/// The queue pair's own buffers: control message sends (one 64-byte
+/// stride per slot), the one buffer for sends of long SMC-Rv2 LLC
+/// messages, then the receive buffers (see [`rxbufs`]).
 const TX_BUFS: usize = 0;
-const RX_BUFS: usize = 1;
-const RX_V2_BUF: usize = 2;
+const TX_LONG_BUF: usize = 1;
+const RX_BUFS: usize = 2;
 /// How many received LLC requests wait for the process that expects them.
 const LLC_INBOX: usize = 4;
 
@@ -110,6 +111,8 @@ struct SlotUse {
     token: u32,
     /// How many bytes of that connection's stream the message covered.
     prod_total: u64,
+    /// The message went from the buffer for long messages.
+    long: bool,
 }
 
 /// The send slots: which are busy and what for.
@@ -177,6 +180,15 @@ pub(crate) struct LinkGroup {
     max_inline: AtomicU32,
     /// A connection waits for a send slot to push its data.
     slot_waiters: AtomicBool,
+    /// How the receive requests are laid out (from the device).
+    rx_layout: RxLayout,
+    /// A message longer than 44 bytes is copied here whole (8 KiB) before
+    /// it is handled: the receive path allocates nothing. Taken before
+    /// `qp`, never after it.
+    #[pin]
+    rx_long: SpinLockBh<KVec<u8>>,
+    /// The buffer for long messages is in use, until its send completes.
+    long_tx_busy: AtomicBool,
     #[pin]
     qp: SpinLockBh<LinkQp>,
     #[pin]
@@ -231,6 +243,8 @@ impl LinkGroup {
             _send_cq: send_cq.clone(),
             _recv_cq: recv_cq.clone(),
         };
+        let rx_layout = RxLayout::for_device(&ibdev.caps());
+        let rx_long = KVec::from_elem(0u8, WR_BUF_V2_SIZE, GFP_KERNEL)?;
         let lgr = Arc::pin_init(
             try_pin_init!(LinkGroup {
                 id,
@@ -243,6 +257,9 @@ impl LinkGroup {
                 verbs <- new_mutex!(Some(verbs), "LinkGroup::verbs"),
                 max_inline: AtomicU32::new(0),
                 slot_waiters: AtomicBool::new(false),
+                rx_layout,
+                rx_long <- new_spinlock_bh!(rx_long, "LinkGroup::rx_long"),
+                long_tx_busy: AtomicBool::new(false),
                 qp <- new_spinlock_bh!(LinkQp::None, "LinkGroup::qp"),
                 tx <- new_spinlock_bh!(
                     TxSlots {
@@ -276,10 +293,10 @@ impl LinkGroup {
                 max_send_wr: slots.tx * WR_PER_SLOT,
                 max_recv_wr: slots.rx,
                 max_send_sge: 2,
-                max_recv_sge: 2,
+                max_recv_sge: rx_layout.sges(),
                 max_inline_data: WR_BUF_SIZE as u32,
             };
-            let made = qp_bufs(lgr.dev.device.ib()).and_then(|bufs| {
+            let made = qp_bufs(lgr.dev.device.ib(), rx_layout, slots.rx).and_then(|bufs| {
                 Qp::create(
                     &pd,
                     &send_cq,
@@ -300,45 +317,32 @@ impl LinkGroup {
         let granted = qp.caps();
         lgr.max_inline
             .store(granted.max_inline_data, Ordering::Relaxed);
-        let mut result = Ok(());
+        // The driver granted fewer entries than the layout needs: nothing
+        // can be received.
+        let mut result = if granted.max_recv_sge < rx_layout.sges() {
+            Err(EINVAL.into())
+        } else {
+            Ok(())
+        };
         for slot in 0..slots.rx.min(granted.max_recv_wr) {
-            result = lgr.post_recv_slot(&qp, slot, granted.max_recv_sge >= 2);
             if result.is_err() {
                 break;
             }
+            result = rx_layout.post(&qp, RX_BUFS, slot);
         }
         *lgr.qp.lock() = LinkQp::Init(qp);
         if let Err(e) = result {
             lgr.terminate();
             return Err(e);
         }
+        smc_dbg!(
+            "lgr: {} receive slots, {:?} layout ({} entries a request)",
+            slots.rx.min(granted.max_recv_wr),
+            rx_layout,
+            rx_layout.sges()
+        );
+        rx_layout.note_created();
         Ok(lgr)
-    }
-
-    /// Posts receive slot `slot`: its 48-byte buffer, and the v2 buffer's
-    /// tail for longer messages.
-    fn post_recv_slot<S: QpState>(
-        &self,
-        qp: &Qp<S, LinkGroup>,
-        slot: u32,
-        with_v2: bool,
-    ) -> Result {
-        let off = slot as usize * 64;
-        let head = qp
-            .local_sge(RX_BUFS, off, WR_BUF_SIZE as u32)
-            .ok_or(ENOLINK)?;
-        if with_v2 {
-            let tail = qp
-                .local_sge(
-                    RX_V2_BUF,
-                    WR_BUF_SIZE,
-                    (WR_BUF_V2_SIZE - WR_BUF_SIZE) as u32,
-                )
-                .ok_or(ENOLINK)?;
-            qp.post_recv(slot, &[head, tail])
-        } else {
-            qp.post_recv(slot, &[head])
-        }
     }
 
     /// Our queue pair number.
@@ -440,6 +444,63 @@ impl LinkGroup {
         }
     }
 
+    /// Copies the first bytes of what receive slot `slot` got (`len`
+    /// bytes) into `out` and posts the slot again, unless `hold` says from
+    /// those bytes that it must wait. Returns how many bytes were copied
+    /// (0 without a queue pair) and whether the slot was held; `Err` when
+    /// it could not be posted again.
+    fn take_rx(
+        &self,
+        slot: u32,
+        len: usize,
+        out: &mut [u8],
+        hold: impl Fn(&[u8]) -> bool,
+    ) -> Result<(usize, bool)> {
+        match &*self.qp.lock() {
+            LinkQp::Init(qp) => self.take_rx_on(qp, slot, len, out, hold),
+            LinkQp::Rts(qp) => self.take_rx_on(qp, slot, len, out, hold),
+            LinkQp::None => Ok((0, false)),
+        }
+    }
+
+    fn take_rx_on<S: QpState>(
+        &self,
+        qp: &Qp<S, LinkGroup>,
+        slot: u32,
+        len: usize,
+        out: &mut [u8],
+        hold: impl Fn(&[u8]) -> bool,
+    ) -> Result<(usize, bool)> {
+        let n = self.rx_layout.read(qp, RX_BUFS, slot, len, out);
+        let held = out.get(..n).is_some_and(hold);
+        if !held {
+            self.rx_layout.post(qp, RX_BUFS, slot)?;
+        }
+        Ok((n, held))
+    }
+
+    /// Handles the LLC message of `len` bytes (more than 44) that receive
+    /// slot `slot` holds: copies it whole, posts the slot again, and hands
+    /// the copy on (softirq, no allocation).
+    fn recv_long(&self, slot: u32, len: usize) {
+        let mut copy = self.rx_long.lock();
+        let n = match self.take_rx(slot, len, copy.as_mut_slice(), |_| false) {
+            Ok((n, _)) => n,
+            Err(_) => {
+                drop(copy);
+                self.link_down();
+                return;
+            }
+        };
+        let Some(msg) = copy.get(..n).filter(|m| !m.is_empty()) else {
+            return;
+        };
+        if n == len {
+            rxbufs::count_long_llc();
+        }
+        super::llc::received(self, msg);
+    }
+
     /// Takes a free send slot, waiting for one up to 10 seconds; `None`
     /// when the link went down or the time is up.
     pub(crate) fn get_slot(&self) -> Result<u32> {
@@ -512,7 +573,11 @@ impl LinkGroup {
     /// its stream up to `prod_total`.
     pub(crate) fn slot_for_conn(&self, slot: u32, token: u32, prod_total: u64) {
         if let Some(u) = self.tx.lock().uses.get_mut(slot as usize) {
-            *u = SlotUse { token, prod_total };
+            *u = SlotUse {
+                token,
+                prod_total,
+                long: false,
+            };
         }
     }
 
@@ -532,6 +597,42 @@ impl LinkGroup {
                 qp.post_send(wr, sge, true, true)
             }
         })
+    }
+
+    /// Sends an LLC message longer than a slot's buffer (at most 8 KiB) on
+    /// `slot`, from the link's one buffer for long messages: `EBUSY` while
+    /// another long message is on its way.
+    pub(crate) fn post_long_msg(&self, slot: u32, msg: &[u8]) -> Result {
+        if msg.len() > WR_BUF_V2_SIZE {
+            return Err(EINVAL.into());
+        }
+        if self.long_tx_busy.swap(true, Ordering::AcqRel) {
+            return Err(EBUSY.into());
+        }
+        self.mark_long(slot, true);
+        let wr = slot * WR_PER_SLOT + 2;
+        let posted = self.with_rts(|qp| {
+            let buf = qp.local_buf(TX_LONG_BUF).ok_or(ENOLINK)?;
+            buf.write(0, msg)?;
+            buf.sync_for_device();
+            let sge = qp
+                .local_sge(TX_LONG_BUF, 0, msg.len() as u32)
+                .ok_or(ENOLINK)?;
+            qp.post_send(wr, sge, true, true)
+        });
+        if posted.is_err() {
+            self.mark_long(slot, false);
+            self.long_tx_busy.store(false, Ordering::Release);
+        }
+        posted
+    }
+
+    /// Notes whether `slot` carries a message from the buffer for long
+    /// messages.
+    fn mark_long(&self, slot: u32, long: bool) {
+        if let Some(u) = self.tx.lock().uses.get_mut(slot as usize) {
+            u.long = long;
+        }
     }
 
     /// RDMA-WRITEs `sges` (at most two) to the peer's `remote_addr` under
@@ -586,6 +687,33 @@ impl LinkGroup {
             self.put_slot(slot);
         }
         r
+    }
+
+    /// Sends one LLC message, waiting for a slot, then waits up to `ms`
+    /// milliseconds until the device reports it sent (the peer acknowledged
+    /// it): for the last message before the queue pair goes, which would
+    /// flush it otherwise. Process context.
+    pub(crate) fn send_llc_wait(&self, msg: &[u8], ms: u32) -> Result {
+        let slot = self.get_slot()?;
+        if let Err(e) = self.post_msg(slot, msg) {
+            self.put_slot(slot);
+            return Err(e);
+        }
+        let bit = 1u64.checked_shl(slot).unwrap_or(0);
+        // A completion may wake another waiter instead: look again at least
+        // every 10 ms.
+        let step = kernel::time::msecs_to_jiffies(10).max(1);
+        let mut left = kernel::time::msecs_to_jiffies(ms);
+        let mut tx = self.tx.lock();
+        while tx.busy & bit != 0 {
+            if left == 0 || self.state() == LinkState::Down {
+                return Err(ETIMEDOUT.into());
+            }
+            let wait = left.min(step);
+            left -= wait;
+            let _ = self.tx_wait.wait_interruptible_timeout(&mut tx, wait as _);
+        }
+        Ok(())
     }
 
     /// Registers `mr` on the link and waits for the device to confirm.
@@ -761,6 +889,9 @@ impl QpHandler for LinkGroup {
             used
         };
         self.tx_wait.notify_one();
+        if used.long {
+            self.long_tx_busy.store(false, Ordering::Release);
+        }
         if status != WcStatus::Success {
             smc_dbg!("lgr: send completion error {:?}", status);
             self.link_down();
@@ -783,39 +914,30 @@ impl QpHandler for LinkGroup {
             self.link_down();
             return;
         }
-        let len = (byte_len as usize).min(WR_BUF_V2_SIZE);
-        // A long SMC-Rv2 LLC message is read whole (its tail is in the v2
-        // buffer); without memory for it, its first 44 bytes.
-        let mut long = if len > LLC_LEN {
-            KVec::from_elem(0u8, len, GFP_ATOMIC).ok()
-        } else {
-            None
+        let len = byte_len as usize;
+        let mut msg = [0u8; LLC_LEN];
+        // A CDC message and an SMC-Rv1 LLC message are 44 bytes: the slot
+        // is posted again as soon as they are copied. A longer LLC message
+        // keeps its slot until it was copied whole.
+        let is_long = |head: &[u8]| len > LLC_LEN && head.first() != Some(&CDC_MSG_TYPE);
+        let (n, held) = match self.take_rx(slot, len, &mut msg, is_long) {
+            Ok(taken) => taken,
+            Err(_) => {
+                self.link_down();
+                return;
+            }
         };
-        let mut head = [0u8; LLC_LEN];
-        let out: &mut [u8] = match long.as_mut() {
-            Some(v) => v.as_mut_slice(),
-            None => &mut head,
-        };
-        // The slot is free again as soon as its bytes are copied.
-        let (n, reposted) = match &*self.qp.lock() {
-            LinkQp::Init(qp) => (
-                read_rx(qp, slot, len, out),
-                self.post_recv_slot(qp, slot, true),
-            ),
-            LinkQp::Rts(qp) => (
-                read_rx(qp, slot, len, out),
-                self.post_recv_slot(qp, slot, true),
-            ),
-            LinkQp::None => (0, Ok(())),
-        };
-        if reposted.is_err() {
-            self.link_down();
+        if n == 0 {
             return;
         }
         self.activity.heard();
-        let Some(msg) = out.get(..n) else { return };
-        if msg.first() == Some(&crate::wire::cdc::CDC_MSG_TYPE) {
-            super::cdc::received(self, msg.get(..LLC_LEN).unwrap_or(msg));
+        if held {
+            self.recv_long(slot, len);
+            return;
+        }
+        let Some(msg) = msg.get(..n) else { return };
+        if msg.first() == Some(&CDC_MSG_TYPE) {
+            super::cdc::received(self, msg);
         } else {
             super::llc::received(self, msg);
         }
@@ -835,41 +957,12 @@ impl QpHandler for LinkGroup {
 }
 
 /// The queue pair's own control message buffers: sends from a buffer
-/// (devices without inline data), one receive buffer per slot (64-byte
-/// stride), and the tail of long SMC-Rv2 LLC messages.
-fn qp_bufs(ibdev: &IbDevice) -> Result<KVec<DmaBuf>> {
-    let mut bufs = KVec::with_capacity(3, GFP_KERNEL)?;
-    bufs.push(DmaBuf::new(ibdev, 4096)?, GFP_KERNEL)?;
+/// (devices without inline data), the buffer for long sends, and the
+/// receive buffers of `rx_slots` slots in `layout`.
+fn qp_bufs(ibdev: &IbDevice, layout: RxLayout, rx_slots: u32) -> Result<KVec<DmaBuf>> {
+    let mut bufs = KVec::with_capacity(RX_BUFS + 2, GFP_KERNEL)?;
     bufs.push(DmaBuf::new(ibdev, 4096)?, GFP_KERNEL)?;
     bufs.push(DmaBuf::new(ibdev, WR_BUF_V2_SIZE)?, GFP_KERNEL)?;
+    layout.alloc(ibdev, rx_slots, RX_BUFS, &mut bufs)?;
     Ok(bufs)
-}
-
-/// Copies received message `slot` (`len` bytes) out of the receive
-/// buffers into `out`; returns how many bytes were copied.
-fn read_rx<S: QpState>(qp: &Qp<S, LinkGroup>, slot: u32, len: usize, out: &mut [u8]) -> usize {
-    let n = len.min(out.len());
-    let head = n.min(WR_BUF_SIZE);
-    if head > out.len() {
-        return 0;
-    }
-    let (first, rest) = out.split_at_mut(head);
-    if qp
-        .local_buf(RX_BUFS)
-        .map_or(true, |b| b.read(slot as usize * 64, first).is_err())
-    {
-        return 0;
-    }
-    if n > head {
-        let Some(rest) = rest.get_mut(..n - head) else {
-            return head;
-        };
-        if qp
-            .local_buf(RX_V2_BUF)
-            .map_or(true, |b| b.read(WR_BUF_SIZE, rest).is_err())
-        {
-            return head;
-        }
-    }
-    n
 }

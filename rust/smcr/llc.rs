@@ -14,11 +14,16 @@ use super::rejects::{self, Reject};
 use crate::sys::errno::{EPROTO, ETIMEDOUT};
 use crate::sys::print::smc_dbg;
 use crate::wire::llc::{
-    self, AddLink, ConfirmLink, DeleteLink, EntryList, LlcMessage, LlcVersion, OneLink,
+    self, AddLink, ConfirmLink, DeleteLink, DeleteRkey, EntryList, LlcMessage, LlcVersion, OneLink,
     OneLinkAction, Refusal, ReqAddLink, TestLink, LLC_LEN,
 };
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
+
+/// Rkeys in the long DELETE RKEY of [`long_delete_rkey`].
+const LONG_DELETE_RKEYS: usize = 30;
+/// Its length: the 8 bytes before the rkeys, and 4 bytes each.
+pub(crate) const LONG_DELETE_RKEY_LEN: usize = 8 + 4 * LONG_DELETE_RKEYS;
 
 /// Takes an LLC message the peer sent (softirq): `msg` is the whole
 /// message as it was received.
@@ -189,7 +194,13 @@ pub(crate) fn send_test_link(lgr: &LinkGroup) -> Result {
     lgr.send_llc(buf.get(..n).ok_or(EPROTO)?)
 }
 
-/// Tells the peer the link group ends (orderly), best effort.
+/// How long the last message of a link waits to be sent (upstream's
+/// `SMC_LLC_WAIT_TIME`).
+const LAST_SEND_WAIT_MS: u32 = 2000;
+
+/// Tells the peer the link group ends (orderly), best effort; waits until
+/// the message left (the caller then destroys the queue pair). Process
+/// context.
 pub(crate) fn send_delete_all(lgr: &LinkGroup) {
     let msg = DeleteLink {
         version: version(lgr),
@@ -201,7 +212,7 @@ pub(crate) fn send_delete_all(lgr: &LinkGroup) {
     };
     let mut buf = [0u8; LLC_LEN];
     if msg.encode(&mut buf).is_ok() {
-        let _ = lgr.send_llc(&buf);
+        let _ = lgr.send_llc_wait(&buf, LAST_SEND_WAIT_MS);
     }
 }
 
@@ -283,4 +294,29 @@ pub(crate) fn link_requests(lgr: &LinkGroup, out: &mut [[u8; LLC_LEN]; 4]) {
         buf.fill(0);
         let _ = msg.encode(buf);
     }
+}
+
+/// A well-formed SMC-Rv2 DELETE RKEY request longer than 48 bytes, for
+/// fault injection (see [`inject`](super::inject)): 30 rkeys that name no
+/// RMB of ours (the peer answers it; upstream negative, smc_rs positive),
+/// in `out`; returns its length.
+pub(crate) fn long_delete_rkey(
+    lgr: &LinkGroup,
+    out: &mut [u8; LONG_DELETE_RKEY_LEN],
+) -> Option<usize> {
+    let mut keys = [0u32; LONG_DELETE_RKEYS];
+    for (i, k) in keys.iter_mut().enumerate() {
+        *k = 0x5a5a_0000 | i as u32;
+    }
+    let mut list = [0u8; 4 * LONG_DELETE_RKEYS];
+    let msg = DeleteRkey {
+        version: version(lgr),
+        resp: false,
+        negative: false,
+        retry: false,
+        num_rkeys: LONG_DELETE_RKEYS as u8,
+        err_mask: 0,
+        rkeys: EntryList::build(&keys, &mut list).ok()?,
+    };
+    msg.encode(out).ok()
 }

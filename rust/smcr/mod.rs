@@ -24,6 +24,7 @@ pub(crate) mod lgr;
 pub(crate) mod llc;
 pub(crate) mod rejects;
 pub(crate) mod rx;
+pub(crate) mod rxbufs;
 pub(crate) mod setup;
 pub(crate) mod slots;
 pub(crate) mod tx;
