@@ -158,7 +158,7 @@ lgr_ended() {
 	done
 	# smc_rs says why (its debug messages are on).
 	[ "$mine" = smc_rs ] || return 0
-	dmesg | grep 'llc: peer deletes the link' || { echo "no DELETE LINK seen"; return 1; }
+	dmesg | grep 'llc: the peer ends the link' || { echo "no DELETE LINK seen"; return 1; }
 }
 unloader=$side
 [ "$mine" = smc_rs ] && [ "$other_mod" = smc_rs ] && unloader=client
