@@ -167,3 +167,14 @@ smc_stat() {
 smc_lgr_ids() {
 	"$SMC_TOP/tools/target/release/smcr" linkgroup | awk '$2 == "SERV" || $2 == "CLNT" { print $1 }'
 }
+
+# reload_smc_rs: smc_rs out (retried for 30 s while its sockets go) and
+# in again; fails, saying so, when it stays loaded.
+reload_smc_rs() {
+	for _ in $(seq 300); do
+		rmmod smc_rs 2>/dev/null && break
+		sleep 0.1
+	done
+	lsmod | grep -q '^smc_rs ' && { echo "smc_rs still loaded"; return 1; }
+	insmod "$SMC_TOP/smc_rs.ko"
+}

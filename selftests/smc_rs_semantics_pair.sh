@@ -105,15 +105,6 @@ no_fallback() {
 	"$smcr" -d stats | grep -Eq '^  TCP fallback +0 '
 }
 
-reload() {
-	for _ in $(seq 300); do
-		rmmod smc_rs 2>/dev/null && break
-		sleep 0.1
-	done
-	lsmod | grep -q '^smc_rs ' && { echo "smc_rs still loaded"; return 1; }
-	insmod "$SMC_TOP/smc_rs.ko"
-}
-
 run_test "semantics probe over TCP ran to its end ($side side)" probe inet 7600
 [ "$side" = client ] && pkts=$(cat "$counters/sent_pkts") || pkts=$(cat "$counters/rcvd_pkts")
 run_test "semantics probe over AF_SMC ran to its end ($mine $side side)" probe smc 7620
@@ -124,7 +115,7 @@ else
 fi
 run_test "the AF_SMC probe's connections were SMC-R, no TCP fallback ($side side)" no_fallback
 report
-[ "$mine" = smc_rs ] && run_test "smc_rs unloads and loads again after the probe ($side side)" reload
+[ "$mine" = smc_rs ] && run_test "smc_rs unloads and loads again after the probe ($side side)" reload_smc_rs
 
 # Both sides are done before whatever runs next in this boot.
 touch "$dir/$side-done"

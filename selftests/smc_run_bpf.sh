@@ -361,14 +361,6 @@ fi
 touch "$dir/$side-finished"
 wait_file "$other-finished" 1200
 if [ "$mine" = smc_rs ]; then
-	reload() {
-		for _ in $(seq 300); do
-			rmmod smc_rs 2>/dev/null && break
-			sleep 0.1
-		done
-		lsmod | grep -q '^smc_rs ' && { echo "smc_rs still loaded"; return 1; }
-		insmod "$SMC_TOP/smc_rs.ko"
-	}
-	run_test "smc_rs unloads and loads again after smc_run --bpf ($side side)" reload
+	run_test "smc_rs unloads and loads again after smc_run --bpf ($side side)" reload_smc_rs
 fi
 exit 0

@@ -143,23 +143,34 @@ pub(crate) fn client_confirm_link(lgr: &LinkGroup, link_uid: [u8; 4]) -> Result<
     Ok(req.link_num)
 }
 
-/// Server side of a new link's confirmation: sends CONFIRM LINK and waits
-/// for the client's answer from the peer agreed in CLC.
-pub(crate) fn server_confirm_link(lgr: &LinkGroup, max_conns: u8) -> Result {
-    let mut uid = [0u8; 4];
-    crate::sys::random::fill(&mut uid);
-    let req = ConfirmLink {
+/// This side's CONFIRM LINK request for link `link_num` of `lgr` (one link
+/// at most), with link UID `link_uid` and `max_conns` connections.
+fn confirm_link_request(
+    lgr: &LinkGroup,
+    link_num: u8,
+    link_uid: [u8; 4],
+    max_conns: u8,
+) -> ConfirmLink {
+    ConfirmLink {
         version: version(lgr),
         resp: false,
         no_rmbe_eyec: true,
         sender_mac: lgr.dev.mac,
         sender_gid: lgr.dev.gid,
         sender_qpn: lgr.qpn(),
-        link_num: 1,
-        link_uid: uid,
+        link_num,
+        link_uid,
         max_links: 1,
         max_conns,
-    };
+    }
+}
+
+/// Server side of a new link's confirmation: sends CONFIRM LINK and waits
+/// for the client's answer from the peer agreed in CLC.
+pub(crate) fn server_confirm_link(lgr: &LinkGroup, max_conns: u8) -> Result {
+    let mut uid = [0u8; 4];
+    crate::sys::random::fill(&mut uid);
+    let req = confirm_link_request(lgr, 1, uid, max_conns);
     let mut buf = [0u8; LLC_LEN];
     req.encode(&mut buf).map_err(|_| EPROTO)?;
     lgr.send_llc(&buf)?;
@@ -277,18 +288,7 @@ pub(crate) fn link_requests(lgr: &LinkGroup, out: &mut [[u8; LLC_LEN]; 4]) {
             link_num: other,
             reason: llc::DEL_LOST_PATH,
         }),
-        LlcMessage::ConfirmLink(ConfirmLink {
-            version: version(lgr),
-            resp: false,
-            no_rmbe_eyec: true,
-            sender_mac: lgr.dev.mac,
-            sender_gid: lgr.dev.gid,
-            sender_qpn: lgr.qpn(),
-            link_num,
-            link_uid: [0; 4],
-            max_links: 1,
-            max_conns: 255,
-        }),
+        LlcMessage::ConfirmLink(confirm_link_request(lgr, link_num, [0; 4], 255)),
     ];
     for (buf, msg) in out.iter_mut().zip(msgs.iter()) {
         buf.fill(0);

@@ -353,8 +353,7 @@ impl<'a, T: Transport + ?Sized> Family<'a, T> {
 mod tests {
     use super::*;
     use crate::netlink::{Received, NLMSG_DONE, NLMSG_ERROR, NLMSG_HDRLEN};
-    use std::cell::RefCell;
-    use std::collections::VecDeque;
+    use crate::scripted::Script;
     use std::io;
 
     #[test]
@@ -439,26 +438,17 @@ mod tests {
     /// A kernel that answers each request with what `answer` makes of it.
     struct Scripted<A> {
         answer: A,
-        sent: RefCell<Vec<Vec<u8>>>,
-        queue: RefCell<VecDeque<Vec<u8>>>,
+        script: Script,
     }
 
     impl<A: Fn(&[u8]) -> Vec<Vec<u8>>> Transport for Scripted<A> {
         fn send(&self, msg: &[u8]) -> io::Result<()> {
-            self.sent.borrow_mut().push(msg.to_vec());
-            self.queue.borrow_mut().extend((self.answer)(msg));
+            self.script.send(msg, (self.answer)(msg));
             Ok(())
         }
 
         fn recv(&self, buf: &mut [u8]) -> io::Result<Received> {
-            let d = self.queue.borrow_mut().pop_front().unwrap_or_default();
-            let len = d.len().min(buf.len());
-            buf[..len].copy_from_slice(&d[..len]);
-            Ok(Received {
-                len,
-                truncated: d.len() > buf.len(),
-                sender: 0,
-            })
+            Ok(self.script.recv(buf))
         }
     }
 
@@ -492,8 +482,7 @@ mod tests {
                     vec![errmsg(seq, libc::EPERM)]
                 }
             },
-            sent: RefCell::new(Vec::new()),
-            queue: RefCell::new(VecDeque::new()),
+            script: Script::new(),
         };
         let mut fam = match Family::resolve(&k, "SMC_GEN_NETLINK", 1, &mut |_| {}) {
             Ok(f) => f,
@@ -505,7 +494,7 @@ mod tests {
         assert_eq!(a.messages, vec![vec![9, 1, 0, 0]]);
         let a = fam.request(10, &attr(1, b"x"), &mut |_| {});
         assert!(matches!(a.result, Err(DumpError::Kernel(libc::EPERM))));
-        let sent = k.sent.borrow();
+        let sent = k.script.sent.borrow();
         assert_eq!(sent.len(), 3);
         assert_eq!(
             sent.iter().map(|r| seq_of(r)).collect::<Vec<_>>(),
@@ -522,8 +511,7 @@ mod tests {
     fn unknown_family() {
         let k = Scripted {
             answer: |req: &[u8]| vec![errmsg(seq_of(req), libc::ENOENT)],
-            sent: RefCell::new(Vec::new()),
-            queue: RefCell::new(VecDeque::new()),
+            script: Script::new(),
         };
         assert!(matches!(
             Family::resolve(&k, "SMC_GEN_NETLINK", 1, &mut |_| {}),
@@ -532,8 +520,7 @@ mod tests {
         // An acknowledgement without an answer is no family either.
         let k = Scripted {
             answer: |req: &[u8]| vec![errmsg(seq_of(req), 0)],
-            sent: RefCell::new(Vec::new()),
-            queue: RefCell::new(VecDeque::new()),
+            script: Script::new(),
         };
         assert!(matches!(
             Family::resolve(&k, "SMC_GEN_NETLINK", 1, &mut |_| {}),
@@ -541,8 +528,7 @@ mod tests {
         ));
         let k = Scripted {
             answer: |req: &[u8]| vec![errmsg(seq_of(req), libc::EACCES)],
-            sent: RefCell::new(Vec::new()),
-            queue: RefCell::new(VecDeque::new()),
+            script: Script::new(),
         };
         assert!(matches!(
             Family::resolve(&k, "SMC_GEN_NETLINK", 1, &mut |_| {}),

@@ -4,6 +4,7 @@
 //!
 //! * [`netlink`]: a raw netlink socket, message and attribute parsing that
 //!   never trusts a length it was given, and the dump loop;
+//! * [`scripted`]: the exchange with a scripted kernel, for tests;
 //! * [`genl`]: generic netlink (requests, the family lookup, libnl's
 //!   wording of errors);
 //! * [`smc_diag`]: the `linux/smc_diag.h` ABI (request, reply, attributes);
@@ -23,6 +24,7 @@
 pub mod genl;
 pub mod getopt;
 pub mod netlink;
+pub mod scripted;
 pub mod smc_diag;
 pub mod smc_pnet;
 pub mod smc_run;

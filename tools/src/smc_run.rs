@@ -16,17 +16,54 @@ pub const LIB_NAME: &str = "libsmc-preload.so";
 /// The name cargo gives the library in `target/release`.
 pub const CARGO_LIB_NAME: &str = "libsmc_preload.so";
 
-/// What the command line asks for.
+/// Which way `smc_run` makes the program's sockets SMC sockets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// `libsmc-preload.so` in `LD_PRELOAD` (upstream's way).
+    Preload,
+    /// A BPF program for a cgroup (`--bpf`, `--cgroup`; see
+    /// [`crate::smc_run_bpf`]).
+    Bpf,
+}
+
+/// What the command line asks for; `R` is how to run, as a mode has it.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Action {
+pub enum Action<R = Run> {
     /// `-h`: the usage on stdout, exit 0.
     Help,
-    /// `-v`: the version on stdout, exit 0.
+    /// `-v` (`--version`): the version on stdout, exit 0.
     Version,
-    /// Run `command` (never empty) with the preload library.
-    Run(Run),
+    /// Run `command` (never empty without `--cgroup`).
+    Run(R),
     /// A message on stdout (as upstream's `echo`), exit 1.
     Error(String),
+}
+
+impl<R> Action<R> {
+    /// The same action, with `view` applied to what is run.
+    pub fn map<S>(self, view: impl FnOnce(R) -> S) -> Action<S> {
+        match self {
+            Action::Help => Action::Help,
+            Action::Version => Action::Version,
+            Action::Run(run) => Action::Run(view(run)),
+            Action::Error(text) => Action::Error(text),
+        }
+    }
+}
+
+/// The options of either mode's command line.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// `-d` (with `--bpf`, `-v` too): say more.
+    pub debug: bool,
+    /// `-r SIZE` (preload mode only).
+    pub rcvbuf: Option<i32>,
+    /// `-t SIZE` (preload mode only).
+    pub sndbuf: Option<i32>,
+    /// `--cgroup PATH` (BPF mode only).
+    pub cgroup: Option<PathBuf>,
+    /// The program and its arguments.
+    pub command: Vec<OsString>,
 }
 
 /// How to run the program.
@@ -85,14 +122,25 @@ pub fn parse_size(value: &[u8]) -> Option<i32> {
     n.checked_mul(unit)
 }
 
-/// Parses the arguments after the program name.
+/// Parses the arguments after the program name (preload mode).
 pub fn parse(args: &[OsString]) -> Action {
-    let mut run = Run {
-        debug: false,
-        rcvbuf: None,
-        sndbuf: None,
-        command: Vec::new(),
-    };
+    parse_options(args, Mode::Preload).map(|options| Run {
+        debug: options.debug,
+        rcvbuf: options.rcvbuf,
+        sndbuf: options.sndbuf,
+        command: options.command,
+    })
+}
+
+/// Parses the arguments after the program name for `mode` (which the
+/// caller has chosen, see [`crate::smc_run_bpf::wants_bpf`], as `-v` means
+/// one thing in each). Options end at the first operand in both modes;
+/// `--bpf` and `--cgroup` are options of the BPF mode only, `-r` and `-t`
+/// of the preload mode only.
+pub fn parse_options(args: &[OsString], mode: Mode) -> Action<Options> {
+    let bpf = mode == Mode::Bpf;
+    let mut options = Options::default();
+    let mut bpf_asked = false;
     let mut i = 0;
     while let Some(arg) = args.get(i) {
         let bytes = arg.as_bytes();
@@ -101,6 +149,19 @@ pub fn parse(args: &[OsString]) -> Action {
             b"--" => break,
             b"--help" => return Action::Help,
             b"--version" => return Action::Version,
+            b"--bpf" if bpf => bpf_asked = true,
+            b"--cgroup" if bpf => {
+                let Some(path) = args.get(i) else {
+                    return Action::Error(
+                        "smc_run: Error: Option requires an argument: --cgroup".to_string(),
+                    );
+                };
+                i += 1;
+                options.cgroup = Some(PathBuf::from(path));
+            }
+            [b'-', b'-', b'c', b'g', b'r', b'o', b'u', b'p', b'=', path @ ..] if bpf => {
+                options.cgroup = Some(PathBuf::from(OsStr::from_bytes(path)));
+            }
             [b'-', b'-', ..] => {
                 return Action::Error(format!(
                     "smc_run: Error: Invalid option: {}",
@@ -111,11 +172,17 @@ pub fn parse(args: &[OsString]) -> Action {
                 let mut at = 0;
                 while let Some(&letter) = letters.get(at) {
                     at += 1;
-                    match letter {
-                        b'd' => run.debug = true,
-                        b'h' => return Action::Help,
-                        b'v' => return Action::Version,
-                        b'r' | b't' => {
+                    match (letter, mode) {
+                        (b'd', _) | (b'v', Mode::Bpf) => options.debug = true,
+                        (b'h', _) => return Action::Help,
+                        (b'v', Mode::Preload) => return Action::Version,
+                        (b'r' | b't', Mode::Bpf) => {
+                            return Action::Error(format!(
+                                "smc_run: Error: Option -{} needs the preload mode (not --bpf)",
+                                letter as char
+                            ))
+                        }
+                        (b'r' | b't', Mode::Preload) => {
                             // The value is the rest of this word or the next.
                             let value = match letters.get(at..) {
                                 Some(rest) if !rest.is_empty() => rest,
@@ -137,13 +204,13 @@ pub fn parse(args: &[OsString]) -> Action {
                                 ));
                             };
                             if letter == b'r' {
-                                run.rcvbuf = Some(size);
+                                options.rcvbuf = Some(size);
                             } else {
-                                run.sndbuf = Some(size);
+                                options.sndbuf = Some(size);
                             }
                             break;
                         }
-                        other => {
+                        (other, _) => {
                             return Action::Error(format!(
                                 "smc_run: Error: Invalid option: -{}",
                                 String::from_utf8_lossy(&[other])
@@ -158,11 +225,18 @@ pub fn parse(args: &[OsString]) -> Action {
             }
         }
     }
-    run.command = args.get(i..).unwrap_or_default().to_vec();
-    if run.command.is_empty() {
-        return Action::Error("smc_run: Error: Missing command parameter".to_string());
+    options.command = args.get(i..).unwrap_or_default().to_vec();
+    if bpf && !bpf_asked {
+        return Action::Error("smc_run: Error: --cgroup needs --bpf".to_string());
     }
-    Action::Run(run)
+    match (&options.cgroup, options.command.is_empty()) {
+        (None, true) => Action::Error("smc_run: Error: Missing command parameter".to_string()),
+        (Some(_), false) => Action::Error(
+            "smc_run: Error: --cgroup <PATH> takes no COMMAND (its tasks are run elsewhere)"
+                .to_string(),
+        ),
+        _ => Action::Run(options),
+    }
 }
 
 /// Where the library may be, for `smc_run` in `exe_dir`, in order: next
@@ -206,6 +280,17 @@ pub fn exec_failure_code(err: &std::io::Error) -> i32 {
         127
     } else {
         126
+    }
+}
+
+/// Why a program could not be run, as `smc_run` says it after the
+/// program's name: "command not found" for one that is not there, else
+/// the error's text.
+pub fn exec_failure_text(err: &std::io::Error) -> String {
+    match err.raw_os_error() {
+        Some(code) if code == libc::ENOENT => "command not found".to_string(),
+        Some(code) => crate::strerror(code),
+        None => err.to_string(),
     }
 }
 

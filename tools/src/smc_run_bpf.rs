@@ -8,6 +8,7 @@
 //! preloaded library, so static binaries and programs that make their own
 //! system calls (Go) are reached too.
 
+use crate::smc_run::{self, Action, Mode};
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
@@ -31,18 +32,9 @@ pub struct BpfRun {
     pub command: Vec<OsString>,
 }
 
-/// What a `--bpf` command line asks for.
-#[derive(Debug, PartialEq, Eq)]
-pub enum BpfAction {
-    /// `-h`, `--help`: the usage on stdout, exit 0.
-    Help,
-    /// `--version`: the version on stdout, exit 0.
-    Version,
-    /// Attach and run (or watch the cgroup).
-    Run(BpfRun),
-    /// A message on stdout (as the preload mode's errors), exit 1.
-    Error(String),
-}
+/// What a `--bpf` command line asks for (`-h`, `--help`: the usage;
+/// `--version`: the version; the run; or a message on stdout, exit 1).
+pub type BpfAction = Action<BpfRun>;
 
 /// The lines the usage adds for `--bpf` (after upstream's).
 pub fn usage_bpf() -> &'static str {
@@ -88,77 +80,11 @@ pub fn wants_bpf(args: &[OsString]) -> bool {
 /// Parses a `--bpf` command line (the arguments after the program name).
 /// Options end at the first operand, as in the preload mode.
 pub fn parse(args: &[OsString]) -> BpfAction {
-    let mut run = BpfRun {
-        verbose: false,
-        cgroup: None,
-        command: Vec::new(),
-    };
-    let mut bpf = false;
-    let mut i = 0;
-    while let Some(arg) = args.get(i) {
-        let bytes = arg.as_bytes();
-        i += 1;
-        match bytes {
-            b"--" => break,
-            b"--bpf" => bpf = true,
-            b"--help" => return BpfAction::Help,
-            b"--version" => return BpfAction::Version,
-            b"--cgroup" => {
-                let Some(path) = args.get(i) else {
-                    return BpfAction::Error(
-                        "smc_run: Error: Option requires an argument: --cgroup".to_string(),
-                    );
-                };
-                i += 1;
-                run.cgroup = Some(PathBuf::from(path));
-            }
-            [b'-', b'-', b'c', b'g', b'r', b'o', b'u', b'p', b'=', path @ ..] => {
-                run.cgroup = Some(PathBuf::from(std::ffi::OsStr::from_bytes(path)));
-            }
-            [b'-', b'-', ..] => {
-                return BpfAction::Error(format!(
-                    "smc_run: Error: Invalid option: {}",
-                    arg.to_string_lossy()
-                ))
-            }
-            [b'-', letters @ ..] if !letters.is_empty() => {
-                for &letter in letters {
-                    match letter {
-                        b'v' | b'd' => run.verbose = true,
-                        b'h' => return BpfAction::Help,
-                        b'r' | b't' => {
-                            return BpfAction::Error(format!(
-                                "smc_run: Error: Option -{} needs the preload mode (not --bpf)",
-                                letter as char
-                            ))
-                        }
-                        other => {
-                            return BpfAction::Error(format!(
-                                "smc_run: Error: Invalid option: -{}",
-                                String::from_utf8_lossy(&[other])
-                            ))
-                        }
-                    }
-                }
-            }
-            _ => {
-                i -= 1;
-                break;
-            }
-        }
-    }
-    run.command = args.get(i..).unwrap_or_default().to_vec();
-    if !bpf {
-        return BpfAction::Error("smc_run: Error: --cgroup needs --bpf".to_string());
-    }
-    match (&run.cgroup, run.command.is_empty()) {
-        (None, true) => BpfAction::Error("smc_run: Error: Missing command parameter".to_string()),
-        (Some(_), false) => BpfAction::Error(
-            "smc_run: Error: --cgroup <PATH> takes no COMMAND (its tasks are run elsewhere)"
-                .to_string(),
-        ),
-        _ => BpfAction::Run(run),
-    }
+    smc_run::parse_options(args, Mode::Bpf).map(|options| BpfRun {
+        verbose: options.debug,
+        cgroup: options.cgroup,
+        command: options.command,
+    })
 }
 
 /// Whether `SMC_DEBUG` asks for the messages (as the preload library reads

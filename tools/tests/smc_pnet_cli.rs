@@ -6,14 +6,15 @@
 //! `EEXIST`, `ENOENT`, `EINVAL`, `EOPNOTSUPP` for a dump of `DEL`) in;
 //! exact stdout, stderr, exit codes and request bytes out.
 
+mod common;
+
 use smc_tools::genl::{self, GENL_ID_CTRL};
 use smc_tools::netlink::{
-    self, Received, SocketError, Transport, NLMSG_DONE, NLMSG_ERROR, NLMSG_HDRLEN, NLM_F_ACK,
-    NLM_F_DUMP, NLM_F_REQUEST,
+    self, Received, SocketError, Transport, NLMSG_DONE, NLM_F_ACK, NLM_F_DUMP, NLM_F_REQUEST,
 };
+use smc_tools::scripted::Script;
 use smc_tools::smc_pnet::run;
 use std::cell::RefCell;
-use std::collections::VecDeque;
 use std::io;
 
 const FAMILY: u16 = 0x22;
@@ -25,8 +26,8 @@ type Entry = (String, String, String, u8);
 struct Kernel {
     loaded: bool,
     table: RefCell<Vec<Entry>>,
-    sent: RefCell<Vec<Vec<u8>>>,
-    queue: RefCell<VecDeque<Vec<u8>>>,
+    /// The requests and the answers waiting.
+    script: Script,
 }
 
 fn text(a: Option<&[u8]>) -> Option<String> {
@@ -38,20 +39,14 @@ impl Kernel {
         Kernel {
             loaded: true,
             table: RefCell::new(Vec::new()),
-            sent: RefCell::new(Vec::new()),
-            queue: RefCell::new(VecDeque::new()),
+            script: Script::new(),
         }
     }
 
     fn answer(&self, req: &[u8]) -> Vec<Vec<u8>> {
-        let m = netlink::messages(req).next().unwrap().unwrap();
+        let (m, g) = common::request_of(req);
         let seq = m.seq;
-        let err = |errno: i32| {
-            let mut e = (-errno).to_ne_bytes().to_vec();
-            e.extend_from_slice(&req[..NLMSG_HDRLEN]);
-            vec![netlink::request(NLMSG_ERROR, 0, seq, &e)]
-        };
-        let g = genl::GenlMsg::parse(m.payload).unwrap();
+        let err = |errno: i32| common::error_answer(req, seq, errno);
         if m.kind == GENL_ID_CTRL {
             assert_eq!(
                 genl::find_attr(g.attrs, genl::CTRL_ATTR_FAMILY_NAME),
@@ -60,11 +55,7 @@ impl Kernel {
             if !self.loaded {
                 return err(libc::ENOENT);
             }
-            let mut p = vec![1, 2, 0, 0];
-            p.extend(genl::attr(genl::CTRL_ATTR_FAMILY_ID, &FAMILY.to_ne_bytes()));
-            let mut d = netlink::request(GENL_ID_CTRL, 0, seq, &p);
-            d.extend(err(0).concat());
-            return vec![d];
+            return common::family_answer(req, seq, FAMILY, None);
         }
         assert_eq!(m.kind, FAMILY);
         let dump = m.flags & NLM_F_DUMP != 0;
@@ -148,21 +139,12 @@ impl Kernel {
 
 impl Transport for &Kernel {
     fn send(&self, msg: &[u8]) -> io::Result<()> {
-        self.sent.borrow_mut().push(msg.to_vec());
-        let answer = self.answer(msg);
-        self.queue.borrow_mut().extend(answer);
+        self.script.send(msg, self.answer(msg));
         Ok(())
     }
 
     fn recv(&self, buf: &mut [u8]) -> io::Result<Received> {
-        let d = self.queue.borrow_mut().pop_front().expect("an answer");
-        let len = d.len().min(buf.len());
-        buf[..len].copy_from_slice(&d[..len]);
-        Ok(Received {
-            len,
-            truncated: d.len() > buf.len(),
-            sender: 0,
-        })
+        Ok(self.script.recv(buf))
     }
 }
 
@@ -214,7 +196,7 @@ fn add_show_delete_flush() {
 fn requests_carry_upstreams_attributes() {
     let k = Kernel::new();
     pnet(&k, &["-a", "n", "-I", "eth0", "-D", "rxe0", "-P", "2"]);
-    let sent = k.sent.borrow();
+    let sent = k.script.sent.borrow();
     let add = sent.last().unwrap();
     let m = netlink::messages(add).next().unwrap().unwrap();
     assert_eq!(m.flags, NLM_F_REQUEST | NLM_F_ACK);
@@ -270,5 +252,5 @@ fn usage_and_version() {
     let (code, out, _) = pnet(&k, &["-v"]);
     assert_eq!(code, 0);
     assert!(out.starts_with("smc_pnet utility, "));
-    assert!(k.sent.borrow().is_empty());
+    assert!(k.script.sent.borrow().is_empty());
 }

@@ -8,14 +8,15 @@
 //! `smc_nl_fill_smcd_lgr()`, `smc_nl_dump_seid()`), and one without the
 //! system EID commands at all.
 
+mod common;
+
 use smc_tools::genl::{self, GENL_ID_CTRL};
 use smc_tools::netlink::{
-    self, Received, SocketError, Transport, NLMSG_DONE, NLMSG_ERROR, NLMSG_HDRLEN, NLM_F_ACK,
-    NLM_F_DUMP, NLM_F_REQUEST,
+    self, Received, Transport, NLMSG_DONE, NLM_F_ACK, NLM_F_DUMP, NLM_F_REQUEST,
 };
-use smc_tools::smcr::{run_in, Flavor};
+use smc_tools::scripted::Script;
+use smc_tools::smcr::Flavor;
 use std::cell::RefCell;
-use std::collections::VecDeque;
 use std::io;
 use std::path::PathBuf;
 
@@ -41,7 +42,8 @@ struct Kernel {
     ueids: usize,
     /// The generic netlink commands sent to the SMC family.
     cmds: RefCell<Vec<u8>>,
-    queue: RefCell<VecDeque<Vec<u8>>>,
+    /// The requests and the answers waiting.
+    script: Script,
 }
 
 impl Kernel {
@@ -51,28 +53,16 @@ impl Kernel {
             seid_enabled: RefCell::new(true),
             ueids: 0,
             cmds: RefCell::new(Vec::new()),
-            queue: RefCell::new(VecDeque::new()),
+            script: Script::new(),
         }
     }
 
     fn answer(&self, req: &[u8]) -> Vec<Vec<u8>> {
-        let m = netlink::messages(req)
-            .next()
-            .expect("one message")
-            .expect("well formed");
+        let (m, g) = common::request_of(req);
         let seq = m.seq;
-        let err = |errno: i32| {
-            let mut e = (-errno).to_ne_bytes().to_vec();
-            e.extend_from_slice(&req[..NLMSG_HDRLEN]);
-            vec![netlink::request(NLMSG_ERROR, 0, seq, &e)]
-        };
-        let g = genl::GenlMsg::parse(m.payload).expect("genl header");
+        let err = |errno: i32| common::error_answer(req, seq, errno);
         if m.kind == GENL_ID_CTRL {
-            let mut p = vec![1, 2, 0, 0];
-            p.extend(genl::attr(genl::CTRL_ATTR_FAMILY_ID, &FAMILY.to_ne_bytes()));
-            let mut d = netlink::request(GENL_ID_CTRL, 0, seq, &p);
-            d.extend(err(0).concat());
-            return vec![d];
+            return common::family_answer(req, seq, FAMILY, None);
         }
         assert_eq!(m.kind, FAMILY);
         self.cmds.borrow_mut().push(g.cmd);
@@ -141,45 +131,19 @@ impl Kernel {
 
 impl Transport for &Kernel {
     fn send(&self, msg: &[u8]) -> io::Result<()> {
-        let answer = self.answer(msg);
-        self.queue.borrow_mut().extend(answer);
+        self.script.send(msg, self.answer(msg));
         Ok(())
     }
 
     fn recv(&self, buf: &mut [u8]) -> io::Result<Received> {
-        let d = self
-            .queue
-            .borrow_mut()
-            .pop_front()
-            .expect("a datagram is waiting");
-        let len = d.len().min(buf.len());
-        buf[..len].copy_from_slice(&d[..len]);
-        Ok(Received {
-            len,
-            truncated: d.len() > buf.len(),
-            sender: 0,
-        })
+        Ok(self.script.recv(buf))
     }
 }
 
 /// Exit status, stdout, stderr of `smcd ARGS`.
 fn smcd(k: &Kernel, args: &[&str]) -> (i32, String, String) {
-    let args: Vec<Vec<u8>> = args.iter().map(|a| a.as_bytes().to_vec()).collect();
-    let (mut out, mut err) = (Vec::new(), Vec::new());
     let cache = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("smcd-cli-unused-cache");
-    let code = run_in(
-        Flavor::Smcd,
-        &args,
-        || Ok::<_, SocketError>(k),
-        &cache,
-        &mut out,
-        &mut err,
-    );
-    (
-        code,
-        String::from_utf8(out).expect("utf-8"),
-        String::from_utf8(err).expect("utf-8"),
-    )
+    common::run_smc(Flavor::Smcd, k, args, &cache)
 }
 
 fn ok(out: &str) -> (i32, String, String) {

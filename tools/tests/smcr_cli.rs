@@ -8,14 +8,15 @@
 //! and statistics it dumps as `smc_nl_get_stats()` and
 //! `smc_nl_get_fback_stats()` of `net/smc/smc_stats.c` lay them out.
 
+mod common;
+
 use smc_tools::genl::{self, GENL_ID_CTRL};
 use smc_tools::netlink::{
-    self, Received, SocketError, Transport, NLMSG_DONE, NLMSG_ERROR, NLMSG_HDRLEN, NLM_F_ACK,
-    NLM_F_DUMP, NLM_F_REQUEST,
+    self, Received, SocketError, Transport, NLMSG_DONE, NLM_F_ACK, NLM_F_DUMP, NLM_F_REQUEST,
 };
-use smc_tools::smcr::{run, run_in, Flavor};
+use smc_tools::scripted::Script;
+use smc_tools::smcr::{run, Flavor};
 use std::cell::RefCell;
-use std::collections::VecDeque;
 use std::io;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -42,8 +43,8 @@ struct Kernel {
     pad64: bool,
     /// Where `stats` keeps its cache (one file per scripted kernel).
     cache: PathBuf,
-    sent: RefCell<Vec<Vec<u8>>>,
-    queue: RefCell<VecDeque<Vec<u8>>>,
+    /// The requests and the answers waiting.
+    script: Script,
 }
 
 impl Kernel {
@@ -57,23 +58,14 @@ impl Kernel {
             stats: RefCell::new(None),
             pad64: false,
             cache: fresh_cache_path(),
-            sent: RefCell::new(Vec::new()),
-            queue: RefCell::new(VecDeque::new()),
+            script: Script::new(),
         }
     }
 
     fn answer(&self, req: &[u8]) -> Vec<Vec<u8>> {
-        let m = netlink::messages(req)
-            .next()
-            .expect("one message")
-            .expect("well formed");
+        let (m, g) = common::request_of(req);
         let seq = m.seq;
-        let err = |errno: i32| {
-            let mut e = (-errno).to_ne_bytes().to_vec();
-            e.extend_from_slice(&req[..NLMSG_HDRLEN]);
-            vec![netlink::request(NLMSG_ERROR, 0, seq, &e)]
-        };
-        let g = genl::GenlMsg::parse(m.payload).expect("genl header");
+        let err = |errno: i32| common::error_answer(req, seq, errno);
         if m.kind == GENL_ID_CTRL {
             assert_eq!(m.flags, NLM_F_REQUEST | NLM_F_ACK);
             assert_eq!(
@@ -83,15 +75,7 @@ impl Kernel {
             if !self.loaded {
                 return err(libc::ENOENT);
             }
-            let mut p = vec![1, 2, 0, 0];
-            p.extend(genl::string_attr(
-                genl::CTRL_ATTR_FAMILY_NAME,
-                b"SMC_GEN_NETLINK",
-            ));
-            p.extend(genl::attr(genl::CTRL_ATTR_FAMILY_ID, &FAMILY.to_ne_bytes()));
-            let mut d = netlink::request(GENL_ID_CTRL, 0, seq, &p);
-            d.extend(err(0).concat());
-            return vec![d];
+            return common::family_answer(req, seq, FAMILY, Some(b"SMC_GEN_NETLINK"));
         }
         assert_eq!(m.kind, FAMILY);
         assert_eq!(g.version, 1);
@@ -454,25 +438,12 @@ impl KStats {
 
 impl Transport for &Kernel {
     fn send(&self, msg: &[u8]) -> io::Result<()> {
-        self.sent.borrow_mut().push(msg.to_vec());
-        let answer = self.answer(msg);
-        self.queue.borrow_mut().extend(answer);
+        self.script.send(msg, self.answer(msg));
         Ok(())
     }
 
     fn recv(&self, buf: &mut [u8]) -> io::Result<Received> {
-        let d = self
-            .queue
-            .borrow_mut()
-            .pop_front()
-            .expect("a datagram is waiting");
-        let len = d.len().min(buf.len());
-        buf[..len].copy_from_slice(&d[..len]);
-        Ok(Received {
-            len,
-            truncated: d.len() > buf.len(),
-            sender: 0,
-        })
+        Ok(self.script.recv(buf))
     }
 }
 
@@ -483,21 +454,8 @@ struct Outcome {
 }
 
 fn smc(flavor: Flavor, k: &Kernel, args: &[&str]) -> Outcome {
-    let args: Vec<Vec<u8>> = args.iter().map(|a| a.as_bytes().to_vec()).collect();
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = run_in(
-        flavor,
-        &args,
-        || Ok::<_, SocketError>(k),
-        &k.cache,
-        &mut out,
-        &mut err,
-    );
-    Outcome {
-        code,
-        out: String::from_utf8(out).expect("utf-8"),
-        err: String::from_utf8(err).expect("utf-8"),
-    }
+    let (code, out, err) = common::run_smc(flavor, k, args, &k.cache);
+    Outcome { code, out, err }
 }
 
 fn smcr(k: &Kernel, args: &[&str]) -> Outcome {
@@ -564,7 +522,7 @@ fn request_bytes() {
     let k = Kernel::new();
     assert_eq!(smcr(&k, &["ueid", "add", "EID1"]).code, 0);
     assert_eq!(smcr(&k, &["ueid", "show"]).code, 0);
-    let sent = k.sent.borrow();
+    let sent = k.script.sent.borrow();
     assert_eq!(sent.len(), 4);
 
     // The controller: GETFAMILY, version 1, CTRL_ATTR_FAMILY_NAME.
@@ -633,6 +591,7 @@ fn ueid_refused_before_sending() {
     }
     // Only the family lookups went out.
     assert!(k
+        .script
         .sent
         .borrow()
         .iter()
@@ -732,6 +691,7 @@ fn info_from_smc_rs() {
     assert_eq!(r.out, INFO_SMC_RS);
     // Device dumps (refused), then the system information.
     let cmds: Vec<u8> = k
+        .script
         .sent
         .borrow()
         .iter()
@@ -1003,7 +963,8 @@ Extras
 ";
 
 fn family_cmds(k: &Kernel) -> Vec<(u8, u16)> {
-    k.sent
+    k.script
+        .sent
         .borrow()
         .iter()
         .filter(|m| m[4..6] == FAMILY.to_ne_bytes())

@@ -8,9 +8,8 @@
 use crate::bpf::{self, AttachError, Attached};
 use crate::cgroup::Cgroup;
 use crate::child::{self, Signals};
-use smc_tools::smc_run_bpf::{self, BpfAction, BpfRun};
+use smc_tools::smc_run_bpf::{self, BpfRun};
 use smc_tools::{smc_run, strerror, EXIT_FAILURE};
-use std::ffi::OsString;
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::process::exit;
 
@@ -79,24 +78,8 @@ fn smc_protocol() -> Result<(), i32> {
     Ok(())
 }
 
-/// `smc_run` with `--bpf` on its command line (the arguments after the
-/// program name).
-pub fn main(argv: &[OsString]) -> ! {
-    let run = match smc_run_bpf::parse(argv) {
-        BpfAction::Help => {
-            print!("{}{}", smc_run::usage(), smc_run_bpf::usage_bpf());
-            exit(0);
-        }
-        BpfAction::Version => {
-            print!("{}", smc_run::version());
-            exit(0);
-        }
-        BpfAction::Error(text) => {
-            println!("{text}");
-            exit(EXIT_FAILURE);
-        }
-        BpfAction::Run(run) => run,
-    };
+/// `smc_run` with `--bpf` on its command line, as parsed.
+pub fn main(run: BpfRun) -> ! {
     let verbose = run.verbose || smc_run_bpf::debug_env(std::env::var_os("SMC_DEBUG").as_deref());
     if !privileged() {
         fail(NEEDS_CAPS);
@@ -169,14 +152,7 @@ fn run_command(
                 .first()
                 .map(|c| c.to_string_lossy())
                 .unwrap_or_default();
-            eprintln!(
-                "smc_run: {name}: {}",
-                match err.raw_os_error() {
-                    Some(code) if code == libc::ENOENT => "command not found".to_string(),
-                    Some(code) => strerror(code),
-                    None => err.to_string(),
-                }
-            );
+            eprintln!("smc_run: {name}: {}", smc_run::exec_failure_text(&err));
             exit(smc_run::exec_failure_code(&err));
         }
     };

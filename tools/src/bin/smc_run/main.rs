@@ -17,7 +17,7 @@ mod child;
 
 use smc_tools::smc_run::{self, Action};
 use smc_tools::smc_run_bpf;
-use smc_tools::{strerror, EXIT_FAILURE};
+use smc_tools::EXIT_FAILURE;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{exit, Command};
@@ -25,23 +25,9 @@ use std::process::{exit, Command};
 fn main() {
     let argv: Vec<_> = std::env::args_os().skip(1).collect();
     if smc_run_bpf::wants_bpf(&argv) {
-        bpf_mode::main(&argv);
+        bpf_mode::main(run_or_exit(smc_run_bpf::parse(&argv)));
     }
-    let run = match smc_run::parse(&argv) {
-        Action::Help => {
-            print!("{}{}", smc_run::usage(), smc_run_bpf::usage_bpf());
-            exit(0);
-        }
-        Action::Version => {
-            print!("{}", smc_run::version());
-            exit(0);
-        }
-        Action::Error(text) => {
-            println!("{text}");
-            exit(EXIT_FAILURE);
-        }
-        Action::Run(run) => run,
-    };
+    let run = run_or_exit(smc_run::parse(&argv));
     let Some(lib) = find_library() else {
         eprintln!(
             "smc_run: Error: Could not find '{}' next to smc_run or in ../lib, ../lib64",
@@ -67,13 +53,29 @@ fn main() {
     eprintln!(
         "smc_run: {}: {}",
         run.command[0].to_string_lossy(),
-        match err.raw_os_error() {
-            Some(code) if code == libc::ENOENT => "command not found".to_string(),
-            Some(code) => strerror(code),
-            None => err.to_string(),
-        }
+        smc_run::exec_failure_text(&err)
     );
     exit(smc_run::exec_failure_code(&err));
+}
+
+/// What is to be run, of either mode; for the usage, the version or an
+/// error, what they print, and the end.
+fn run_or_exit<R>(action: Action<R>) -> R {
+    match action {
+        Action::Help => {
+            print!("{}{}", smc_run::usage(), smc_run_bpf::usage_bpf());
+            exit(0);
+        }
+        Action::Version => {
+            print!("{}", smc_run::version());
+            exit(0);
+        }
+        Action::Error(text) => {
+            println!("{text}");
+            exit(EXIT_FAILURE);
+        }
+        Action::Run(run) => run,
+    }
 }
 
 /// The preload library for this `smc_run`, by its real location.
