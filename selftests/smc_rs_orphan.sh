@@ -6,8 +6,8 @@
 # closes it. The close completes in the background; as TCP gives up on an
 # orphan whose peer takes nothing, smc_rs aborts the connection after 60 s
 # of no progress: it stays on its link group until then and leaves it
-# afterwards, and the server's reader then sees ECONNRESET (upstream's
-# answer to an abort, and ours).
+# afterwards, and the server's reader gets less than was sent, then the
+# end of the stream.
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
@@ -26,13 +26,20 @@ else
 fi
 
 if [ "$SMC_VM" = 1 ]; then
+	# The abort discards what the client had not written yet: the reader
+	# gets less than was sent, then the end (upstream 6.12 says EOF here,
+	# where TCP would say ECONNRESET).
 	server_reads() {
+		local got wrote
 		timeout 400 python3 "$here/smc_orphan_peer.py" server "$port" "$go" >"$result.tmp" &&
 			mv "$result.tmp" "$result"
 		cat "$result"
-		grep -q "then ECONNRESET$" "$result"
+		wrote=$(cat "$SMC_OUT/orphan-wrote" 2>/dev/null)
+		got=$(awk '{ print $2 + 0 }' "$result")
+		echo "the client wrote ${wrote:-?}"
+		[ -n "$wrote" ] && [ "$got" -lt "$wrote" ] && grep -Eq "then (EOF|ECONNRESET)$" "$result"
 	}
-	run_test "$mine server: the reader of an orphan its client aborted sees ECONNRESET" server_reads
+	run_test "$mine server: the reader of an orphan its client aborted gets less than was sent, then the end" server_reads
 	[ "$mine" = smc_rs ] && run_test "smc_rs unloads after the orphan (server side)" rmmod smc_rs
 	exit 0
 fi
@@ -48,7 +55,9 @@ held() {
 
 orphan_aborted() {
 	local t0 rc=0
-	python3 "$here/smc_orphan_peer.py" client "$peer" "$port" || return 1
+	python3 "$here/smc_orphan_peer.py" client "$peer" "$port" | tee "$SMC_OUT/orphan-wrote.txt"
+	awk '/^wrote / { print $2 }' "$SMC_OUT/orphan-wrote.txt" >"$SMC_OUT/orphan-wrote"
+	[ -s "$SMC_OUT/orphan-wrote" ] || return 1
 	t0=$(date +%s)
 	sleep 2
 	"$SMC_TOP/tools/target/release/smcr" linkgroup
