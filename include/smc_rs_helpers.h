@@ -44,6 +44,7 @@ void smc_rs_spin_unlock_bh(spinlock_t *lock);
 int smc_rs_copy_from_sockptr(void *dst, sockptr_t src, size_t size);
 void smc_rs_tcp_set_syn_smc(struct sock *sk, bool on);
 bool smc_rs_tcp_syn_smc(const struct sock *sk);
+bool smc_rs_accept_queue_empty(const struct sock *sk);
 long smc_rs_sk_swap_rcvtimeo(struct sock *sk, long timeo);
 void smc_rs_tcp_have_smc_inc(void);
 void smc_rs_tcp_have_smc_dec(void);
@@ -141,6 +142,11 @@ size_t smc_rs_copy_from_iter(void *addr, size_t bytes, struct iov_iter *iter);
 int smc_rs_sg_alloc_table_one(struct sg_table *table);
 void smc_rs_init_delayed_work(struct delayed_work *dw, work_func_t fn);
 bool smc_rs_queue_delayed_work(struct delayed_work *dw, unsigned long delay);
+bool smc_rs_queue_delayed_work_on(struct workqueue_struct *wq, struct delayed_work *dw,
+				  unsigned long delay);
+bool smc_rs_mod_delayed_work(struct workqueue_struct *wq, struct delayed_work *dw,
+			     unsigned long delay);
+bool smc_rs_sk_rx_queue_empty(const struct sock *sk);
 unsigned long smc_rs_jiffies(void);
 u8 smc_rs_tcp_nonagle(const struct sock *sk);
 

@@ -19,7 +19,7 @@ use crate::sys::bindings as b;
 use crate::sys::diag::{DiagExt, DiagInfo, SockDiag};
 use crate::sys::errno::{EINVAL, ENOPROTOOPT, EPROTONOSUPPORT, ESOCKTNOSUPPORT};
 use crate::sys::family::{AcceptArg, SocketFamily};
-use crate::sys::listen::ListenOwner;
+use crate::sys::listen::{ListenOwner, SavedDataReady};
 use crate::sys::net::Net;
 use crate::sys::owner::OwnerHook;
 use crate::sys::print::smc_dbg;
@@ -93,6 +93,8 @@ pub(crate) struct SmcSock {
     /// What poll, accept and TCP's SYN handling need of a listener.
     #[pin]
     listen: ListenCounters,
+    /// TCP's own `sk_data_ready` of the listener while it is hooked.
+    tcp_data_ready: SavedDataReady,
     #[pin]
     connect_work: Work<SmcSock, CONNECT_WORK>,
     #[pin]
@@ -181,6 +183,7 @@ impl SmcSock {
             peer_diagnosis: AtomicU32::new(0),
             diag_conn <- new_spinlock_bh!(None, "SmcSock::diag_conn"),
             listen <- ListenCounters::new(limit_hs),
+            tcp_data_ready: SavedDataReady::new(),
             connect_work <- new_work!("SmcSock::connect_work"),
             listen_work <- new_work!("SmcSock::listen_work"),
         }? Error)
@@ -203,12 +206,30 @@ fn clc<'a>(sock: &Sock<'a>) -> &'a KernelSocket {
 }
 
 impl ListenOwner for SmcSock {
-    fn connection_ready(sk: &SmcSk<Self>) {
-        sk.queue_work::<LISTEN_WORK>();
+    fn connection_ready(sk: &SmcSk<Self>) -> bool {
+        if sk.state().listen.needs_work_item() {
+            // It wakes waiters once it queued the connection.
+            sk.queue_work::<LISTEN_WORK>();
+            return false;
+        }
+        // accept() takes it: acceptable now, as with TCP. TCP's wake-up
+        // reaches the waiters in accept() and the pollers.
+        sk.signal_readable();
+        true
+    }
+
+    fn saved_data_ready(sk: &SmcSk<Self>) -> &SavedDataReady {
+        &sk.state().tcp_data_ready
     }
 
     fn handshakes_congested(sk: &SmcSk<Self>) -> bool {
-        sk.state().listen.congested()
+        let listen = &sk.state().listen;
+        let congested = listen.congested();
+        if !congested {
+            // The SYN had the option and gets it back.
+            listen.smc_request();
+        }
+        congested
     }
 }
 
@@ -447,8 +468,8 @@ impl SocketFamily for SmcSock {
         }
         let state = sock.sk().state();
         if state.listen.listening() {
-            // TCP's queue is ours to take; what counts is ours.
-            return if state.listen.queued() > 0 {
+            // Finished connections, and those accept() takes from TCP.
+            return if state.listen.acceptable(clc(sock)) {
                 POLL_READABLE
             } else {
                 0

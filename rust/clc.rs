@@ -433,7 +433,10 @@ pub(crate) enum ServerOutcome {
 /// speak) keeps its bytes and gets plain TCP. A CLC proposal is read whole
 /// and answered with a decline (smc_rs serves no SMC variant yet) whose
 /// reason says why, in the version the client speaks.
-pub(crate) fn server_handshake(clc: &KernelSocket) -> ServerOutcome {
+///
+/// `first_wait_ms`: how long to wait for the first bytes (0 once the time
+/// for them ran out).
+pub(crate) fn server_handshake(clc: &KernelSocket, first_wait_ms: u32) -> ServerOutcome {
     let not_clc = ServerOutcome::Fallback {
         reason: DeclineReason::PeerNoSmc,
         peer_diagnosis: 0,
@@ -443,7 +446,7 @@ pub(crate) fn server_handshake(clc: &KernelSocket) -> ServerOutcome {
     let mut buf = [0u8; MAX_MESSAGE_LEN];
     let (head, _) = buf.split_at_mut(HEADER_LEN);
     // Closed, reset or silent: nothing was taken; TCP reports the rest.
-    let seen = clc.peek_exact(head, CLC_WAIT_MS).unwrap_or(0);
+    let seen = clc.peek_exact(head, first_wait_ms).unwrap_or(0);
     if seen < HEADER_LEN
         || !(head.starts_with(&EYECATCHER_SMCR) || head.starts_with(&EYECATCHER_SMCD))
     {

@@ -6,22 +6,29 @@
 //! `accept()`. The listener itself never waits for a handshake, so a slow
 //! or silent client cannot hold up the others.
 //!
+//! Who takes them from TCP: `accept()` itself, as a TCP listener's does,
+//! when it is called (or waits) while TCP holds connections; TCP's wake-up
+//! reaches waiters and pollers directly. A connection without SMC thus
+//! costs no more hops than with TCP. The listener's work item takes them
+//! only while a client that offered SMC waits for its handshake and no
+//! task waits in `accept()` to start it.
+//!
 //! Like TCP's accept queue, the number of connections taken (queued or in
 //! their handshake) is bounded by the backlog; beyond it they stay in the
 //! TCP listener's own queue, and TCP applies its backlog to new SYNs.
 
-use crate::clc::{server_handshake, ServerOutcome};
+use crate::clc::{server_handshake, ServerOutcome, CLC_WAIT_MS};
 use crate::smcr::conn::Conn;
 use crate::stats::{count, Event, Side};
 use crate::sys::errno::{EAGAIN, EINVAL};
 use crate::sys::listen::ListenHook;
 use crate::sys::print::smc_dbg;
+use crate::sys::readable::when_readable;
 use crate::sys::sock::{SmcSk, SockGuard};
 use crate::sys::sync::{new_spinlock_bh, SpinLockBh};
 use crate::sys::tcp::{KernelSocket, TcpSock};
-use crate::sys::work::spawn_handshake;
 use crate::wire::clc::DeclineReason;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{fence, AtomicBool, AtomicU32, Ordering};
 use kernel::prelude::*;
 use kernel::sync::Arc;
 use kernel::types::ARef;
@@ -122,6 +129,12 @@ pub(crate) struct ListenCounters {
     /// `SMC_LIMIT_HS`: when handshakes pile up, answer new SYNs without
     /// the SMC option (those connections are plain TCP from the start).
     limit_handshakes: AtomicBool,
+    /// Tasks waiting in `accept()`: they take TCP's connections themselves.
+    accept_waiters: AtomicU32,
+    /// Connection requests with the SMC option (SYNs answered with it) not
+    /// taken from TCP yet. Requests that never complete leave it too high,
+    /// which only costs a needless run of the work item.
+    smc_requests: AtomicU32,
     #[pin]
     counts: SpinLockBh<ListenCounts>,
 }
@@ -132,6 +145,8 @@ impl ListenCounters {
         pin_init!(ListenCounters {
             listening: AtomicBool::new(false),
             limit_handshakes: AtomicBool::new(limit),
+            accept_waiters: AtomicU32::new(0),
+            smc_requests: AtomicU32::new(0),
             counts <- new_spinlock_bh!(ListenCounts::default(), "ListenCounters::counts"),
         })
     }
@@ -139,11 +154,6 @@ impl ListenCounters {
     /// Whether the socket listens.
     pub(crate) fn listening(&self) -> bool {
         self.listening.load(Ordering::Acquire)
-    }
-
-    /// Connections waiting for `accept()`.
-    pub(crate) fn queued(&self) -> usize {
-        self.counts.lock().queued
     }
 
     /// Whether `SMC_LIMIT_HS` is on.
@@ -156,10 +166,39 @@ impl ListenCounters {
         self.limit_handshakes.store(on, Ordering::Relaxed);
     }
 
-    /// A connection is waiting, or the socket stopped listening: either
-    /// ends a wait in `accept()`.
-    fn accept_ready(&self) -> bool {
-        self.queued() > 0 || !self.listening()
+    /// A connection is waiting (finished, or in TCP's queue to be taken),
+    /// or the socket stopped listening: each ends a wait in `accept()`.
+    fn accept_ready(&self, tcp: &KernelSocket) -> bool {
+        self.acceptable(tcp) || !self.listening()
+    }
+
+    /// Whether `accept()` would find a connection: a finished one, or one
+    /// in the queue of the TCP listener `tcp` that may be taken (the
+    /// backlog is not full). Poll's readable.
+    pub(crate) fn acceptable(&self, tcp: &KernelSocket) -> bool {
+        let (queued, taken, backlog) = {
+            let c = self.counts.lock();
+            (c.queued, c.queued + c.handshaking, c.backlog as usize)
+        };
+        queued > 0 || (taken <= backlog && !tcp.accept_queue_empty())
+    }
+
+    /// TCP answered a SYN with the SMC option (softirq).
+    pub(crate) fn smc_request(&self) {
+        self.smc_requests.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// TCP queued a connection (softirq): whether the listener's work item
+    /// must take it. Not when a task waits in `accept()` (it takes it once
+    /// woken), nor when no client waits for a handshake (`accept()` takes
+    /// plain TCP connections when the application asks for them).
+    pub(crate) fn needs_work_item(&self) -> bool {
+        // TCP queued the connection before calling us. Pairs with the
+        // waiter's decrement and its look at TCP's queue on its way out:
+        // either the waiter sees the connection, or this sees no waiter.
+        fence(Ordering::SeqCst);
+        self.accept_waiters.load(Ordering::SeqCst) == 0
+            && self.smc_requests.load(Ordering::Relaxed) > 0
     }
 
     /// With `SMC_LIMIT_HS`, handshakes are congested once half the backlog
@@ -218,6 +257,7 @@ impl Listener {
                 ..ListenCounts::default()
             }
         });
+        counters.smc_requests.store(0, Ordering::Relaxed);
         counters.listening.store(true, Ordering::Release);
         st.set_listening(true);
         Listener {
@@ -288,17 +328,28 @@ impl Listener {
 /// others are plain TCP and go to the accept queue at once.
 pub(crate) fn take_connections<S: ListenSocket>(sk: &SmcSk<S>) {
     let mut st = sk.lock();
+    take_locked(sk, &mut st, true);
+}
+
+/// Takes the connections TCP has ready, up to the backlog, with the socket
+/// locked; `wake`: tell a waiter, the pollers and an `O_ASYNC` owner of
+/// each one queued (TCP's wake-up did not: the work item took it).
+fn take_locked<S: ListenSocket>(sk: &SmcSk<S>, st: &mut SockGuard<'_, S>, wake: bool) {
     let net = sk.net();
     let counters = sk.state().counters();
     let clcsock = sk.state().clcsock();
-    while let Some(l) = S::listener(&mut st) {
+    while let Some(l) = S::listener(st) {
         // The counters change only under the socket lock, which we hold.
         let (taken, backlog) = counters.taken();
         if taken > backlog {
             l.throttled = true;
             break;
         }
-        // `EAGAIN`: TCP's queue is empty. Other errors concern one child
+        // Looked at first: an accept that finds nothing still allocates.
+        if clcsock.accept_queue_empty() {
+            break;
+        }
+        // `EAGAIN`: another task took it. Other errors concern one child
         // only; the next one (or the next call) goes on.
         let Ok(child) = l.hook.accept(clcsock) else {
             break;
@@ -318,10 +369,17 @@ pub(crate) fn take_connections<S: ListenSocket>(sk: &SmcSk<S>) {
                 continue;
             }
             counters.update(|c| c.queued += 1);
-            l.hook.wake_one();
-            sk.signal_readable();
+            if wake {
+                l.hook.wake_one();
+                sk.signal_readable();
+            }
             continue;
         }
+        // Saturating: requests answered before the hook was in place
+        // were not counted.
+        let _ = counters
+            .smc_requests
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
         let free = l.handshakes.iter().position(Option::is_none);
         if free.is_none() && l.handshakes.reserve(1, GFP_KERNEL).is_err() {
             child.abort();
@@ -329,9 +387,12 @@ pub(crate) fn take_connections<S: ListenSocket>(sk: &SmcSk<S>) {
         }
         let handle = child.abort_handle();
         let listener = ARef::from(sk);
-        if spawn_handshake(move || finish_handshake(listener, child)).is_err() {
-            // The closure (with the child) was dropped: the client sees a
-            // reset, as when TCP cannot allocate a child.
+        // No thread waits for the client's proposal: its bytes (or the
+        // time for them running out) start the handshake job.
+        let job = move |child, timed_out| finish_handshake(listener, child, timed_out);
+        if when_readable(child, CLC_WAIT_MS, job).is_err() {
+            // The child was dropped: the client sees a reset, as when TCP
+            // cannot allocate a child.
             count(net, Side::Server, Event::HandshakeError);
             continue;
         }
@@ -346,10 +407,15 @@ pub(crate) fn take_connections<S: ListenSocket>(sk: &SmcSk<S>) {
     }
 }
 
-/// A handshake job: runs the server side of CLC on `child`, then hands the
-/// connection to `listener`'s accept queue, or drops it.
-fn finish_handshake<S: ListenSocket>(listener: ARef<SmcSk<S>>, child: KernelSocket) {
-    let outcome = server_handshake(&child);
+/// A handshake job, once `child` has bytes to read or `timed_out` waiting
+/// for them: runs the server side of CLC on it, then hands the connection
+/// to `listener`'s accept queue, or drops it.
+fn finish_handshake<S: ListenSocket>(
+    listener: ARef<SmcSk<S>>,
+    child: KernelSocket,
+    timed_out: bool,
+) {
+    let outcome = server_handshake(&child, if timed_out { 0 } else { CLC_WAIT_MS });
     let sk = &*listener;
     let net = sk.net();
     let mut st = sk.lock();
@@ -425,16 +491,32 @@ pub(crate) fn accept<S: ListenSocket>(sk: &SmcSk<S>, nonblock: bool) -> Result<A
     let mut timeo = sk.rcvtimeo(nonblock);
     let counters = sk.state().counters();
     let mut st = sk.lock();
+    let clcsock = sk.state().clcsock();
     loop {
+        // Also after each wait: TCP's wake-up may have left a connection
+        // to this task instead of the work item.
+        take_locked(sk, &mut st, false);
         let Some(l) = S::listener(&mut st) else {
             return Err(EINVAL.into());
         };
         if let Some(conn) = l.pop(sk) {
+            if l.queue.len > 0 {
+                // Taken here, nobody was woken for the others.
+                l.hook.wake_one();
+            }
             return Ok(conn);
         }
         if timeo == 0 {
             return Err(EAGAIN.into());
         }
-        st.wait_exclusive(sk.state().clcsock(), &mut timeo, || counters.accept_ready())?;
+        counters.accept_waiters.fetch_add(1, Ordering::SeqCst);
+        let waited = st.wait_exclusive(clcsock, &mut timeo, || counters.accept_ready(clcsock));
+        counters.accept_waiters.fetch_sub(1, Ordering::SeqCst);
+        if let Err(e) = waited {
+            // Connections TCP queued while this task waited were left to
+            // it: their clients may wait for a handshake.
+            take_locked(sk, &mut st, true);
+            return Err(e);
+        }
     }
 }

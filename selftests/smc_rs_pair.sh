@@ -144,6 +144,20 @@ else
 		timeout 60 smc_echo client -f smc -a "$peer" -p 7110 -s 1048576 -w 30
 fi
 
+# Silent clients cost no threads: 200 connections whose SYNs carry the SMC
+# option and which then send nothing. The listener waits for their
+# proposals without a kernel worker each (the old handshake job slept in
+# its read, one worker per client); upstream parks one each too.
+if [ "$SMC_VM" = 1 ]; then
+	run_test "smc_rs listener <- 200 silent clients with the SMC option: no worker per pending handshake (server side)" \
+		timeout 200 python3 "$here/smc_silent_clients.py" server 7116
+else
+	run_test "SMC option on VM 2's SYNs (silent clients)" smc_option on smc_option_on_syn
+	run_test "200 silent clients with the SMC option, held 10 s" \
+		timeout 200 python3 "$here/smc_silent_clients.py" client "$peer" 7116 200
+	run_test "SMC option off (silent clients)" smc_option off smc_option_on_syn
+fi
+
 # SMC_LIMIT_HS on the smc_rs listener, backlog 2: while one client's
 # handshake is pending (it stays silent), the next client's SYN must be
 # answered without the SMC option, so its proposal reaches the echo server

@@ -142,6 +142,11 @@ bool smc_rs_tcp_syn_smc(const struct sock *sk)
 	return tcp_sk(sk)->syn_smc;
 }
 
+bool smc_rs_accept_queue_empty(const struct sock *sk)
+{
+	return reqsk_queue_empty(&inet_csk(sk)->icsk_accept_queue);
+}
+
 long smc_rs_sk_swap_rcvtimeo(struct sock *sk, long timeo)
 {
 	return xchg(&sk->sk_rcvtimeo, timeo);
@@ -595,6 +600,23 @@ void smc_rs_init_delayed_work(struct delayed_work *dw, work_func_t fn)
 bool smc_rs_queue_delayed_work(struct delayed_work *dw, unsigned long delay)
 {
 	return queue_delayed_work(system_wq, dw, delay);
+}
+
+bool smc_rs_queue_delayed_work_on(struct workqueue_struct *wq, struct delayed_work *dw,
+				  unsigned long delay)
+{
+	return queue_delayed_work(wq, dw, delay);
+}
+
+bool smc_rs_mod_delayed_work(struct workqueue_struct *wq, struct delayed_work *dw,
+			     unsigned long delay)
+{
+	return mod_delayed_work(wq, dw, delay);
+}
+
+bool smc_rs_sk_rx_queue_empty(const struct sock *sk)
+{
+	return skb_queue_empty_lockless(&sk->sk_receive_queue);
 }
 
 unsigned long smc_rs_jiffies(void)

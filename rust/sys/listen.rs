@@ -8,6 +8,7 @@ use super::bindings;
 use super::errno::EINVAL;
 use super::sock::{SmcSk, SockState};
 use super::tcp::{KernelSocket, TcpSock};
+use core::cell::UnsafeCell;
 use core::ptr::null_mut;
 use kernel::error::Result;
 use kernel::types::ARef;
@@ -15,8 +16,14 @@ use kernel::types::ARef;
 /// A protocol whose sockets listen through a TCP listener.
 pub(crate) trait ListenOwner: SockState {
     /// TCP queued a new connection on the listener of `sk`. Runs in softirq
-    /// context: it may only schedule work.
-    fn connection_ready(sk: &SmcSk<Self>);
+    /// context: it may only schedule work, or return `true` to have the
+    /// listener's waiters woken as TCP wakes them (one waiter in
+    /// `accept()`, every poller), which then take the connection.
+    fn connection_ready(sk: &SmcSk<Self>) -> bool;
+
+    /// Where the hook keeps TCP's own `sk_data_ready` of the listener of
+    /// `sk`, for the wake-ups of [`connection_ready`](Self::connection_ready).
+    fn saved_data_ready(sk: &SmcSk<Self>) -> &SavedDataReady;
 
     /// Whether SYNs reaching the listener of `sk` should be answered
     /// without the SMC option (too many handshakes already). Softirq context.
@@ -24,6 +31,27 @@ pub(crate) trait ListenOwner: SockState {
 }
 
 type DataReady = unsafe extern "C" fn(*mut bindings::sock);
+
+/// TCP's own `sk_data_ready` of a hooked listener, kept in the owner so
+/// that the hook's callback can wake the listener's waiters.
+///
+/// # Invariants
+///
+/// Written only under the write side of the listener's callback lock (by
+/// [`ListenHook`]), read only under its read side (by the callbacks).
+pub(crate) struct SavedDataReady(UnsafeCell<Option<DataReady>>);
+
+// SAFETY: accesses are serialised by the callback lock (invariant).
+unsafe impl Sync for SavedDataReady {}
+// SAFETY: a function pointer, usable from any thread.
+unsafe impl Send for SavedDataReady {}
+
+impl SavedDataReady {
+    /// Empty: no listener hooked yet.
+    pub(crate) const fn new() -> Self {
+        SavedDataReady(UnsafeCell::new(None))
+    }
+}
 
 /// While alive, the TCP listener it was made for reports to its SMC socket
 /// through the [`ListenOwner`] callbacks. Dropping it restores TCP's own
@@ -60,6 +88,8 @@ impl ListenHook {
         let data_ready = unsafe {
             bindings::smc_rs_callback_write_lock(sk);
             let old = (*sk).sk_data_ready;
+            // INVARIANT: under the write side of the callback lock.
+            *S::saved_data_ready(owner).0.get() = old;
             // Children cloned from the listener do not inherit the pointer
             // (NOCOPY); they inherit `sk_data_ready`, which `accept` undoes.
             bindings::smc_rs_set_user_data_nocopy(sk, owner.as_raw().cast());
@@ -68,7 +98,7 @@ impl ListenHook {
             bindings::smc_rs_callback_write_unlock(sk);
             old
         };
-        // INVARIANT: callbacks installed above.
+        // INVARIANT: callbacks installed above, `owner` outlives the hook.
         ListenHook {
             tcp: ARef::from(tcp.sk()),
             data_ready,
@@ -155,8 +185,22 @@ unsafe fn with_owner<S: ListenOwner, R>(
 /// Installed as `sk_data_ready` of a hooked TCP listener (and inherited by
 /// its children until accepted); TCP calls it with that live socket.
 unsafe extern "C" fn data_ready_trampoline<S: ListenOwner>(sk: *mut bindings::sock) {
+    let wake = |owner: &SmcSk<S>| {
+        if !S::connection_ready(owner) {
+            return;
+        }
+        // SAFETY: `with_owner` runs this under the read side of the
+        // callback lock, which serialises it with the hook's writes
+        // (`SavedDataReady` invariant).
+        let tcp_ready = unsafe { *S::saved_data_ready(owner).0.get() };
+        if let Some(f) = tcp_ready {
+            // SAFETY: TCP's own callback of this live listener, called as
+            // TCP would call it.
+            unsafe { f(sk) };
+        }
+    };
     // SAFETY: contract of the trampoline.
-    unsafe { with_owner::<S, _>(sk, |owner| S::connection_ready(owner)) };
+    unsafe { with_owner::<S, _>(sk, wake) };
 }
 
 /// # Safety

@@ -10,8 +10,9 @@
 //!   registration   family registration (RAII, unwinds by drop order)
 //!   family         proto_ops from a #[vtable] trait, socket creation
 //!   socket args    the user socket and its file redirection; call arguments
-//!   sock work listen owner   the SMC sock and its state, typed work, TCP
-//!                  listener hooks, the SMC socket a clcsock serves
+//!   sock work listen owner readable   the SMC sock and its state, typed
+//!                  work, TCP listener hooks, the SMC socket a clcsock
+//!                  serves, waits for a connection's first bytes
 //!   tcp ib route   the clcsock, TCP's struct sock (ARef), the SMC option;
 //!                  ib_core: client, devices, ports, GIDs, events;
 //!                  IPv4 routes and next hops
@@ -38,6 +39,7 @@ pub(crate) mod tcp;
 
 pub(crate) mod listen;
 pub(crate) mod owner;
+pub(crate) mod readable;
 pub(crate) mod sock;
 pub(crate) mod ticker;
 pub(crate) mod work;

@@ -385,6 +385,16 @@ impl KernelSocket {
         to_result(unsafe { bindings::kernel_listen(self.raw(), backlog) })
     }
 
+    /// Whether a listener has no established connection to accept (a
+    /// lockless look, like TCP's poll: a connection queued concurrently
+    /// may not be seen).
+    pub(crate) fn accept_queue_empty(&self) -> bool {
+        // SAFETY: a read of the queue head of a live socket (invariant);
+        // the queue is in every `inet_connection_sock`, which every TCP
+        // socket is.
+        unsafe { bindings::smc_rs_accept_queue_empty(self.sk().as_raw()) }
+    }
+
     /// `accept(2)`: waits (unless `flags` has `O_NONBLOCK`) for a connection.
     pub(crate) fn accept(&self, flags: i32) -> Result<KernelSocket> {
         let mut new: *mut bindings::socket = null_mut();

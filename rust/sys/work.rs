@@ -24,7 +24,6 @@ use super::sock::{SmcSk, SockState};
 use core::ops::Deref;
 use core::ptr::{addr_of_mut, null_mut, NonNull};
 use core::sync::atomic::{AtomicPtr, Ordering};
-use kernel::alloc::flags::GFP_KERNEL;
 use kernel::error::Result;
 use kernel::types::{ARef, AlwaysRefCounted};
 use kernel::workqueue::{HasWork, Queue, RawWorkItem, Work, WorkItem, WorkItemPointer};
@@ -148,14 +147,11 @@ fn handshake_queue() -> Option<&'static Queue> {
     Some(unsafe { Queue::from_raw(wq.cast()) })
 }
 
-/// Runs `job` on the handshake workqueue (unbound, may sleep). Fails with
-/// `ENOMEM` when the work item cannot be allocated, or while the module
-/// unloads.
-pub(crate) fn spawn_handshake(job: impl FnOnce() + Send + 'static) -> Result {
-    handshake_queue()
-        .ok_or(ENOMEM)?
-        .try_spawn(GFP_KERNEL, job)
-        .map_err(|_| ENOMEM.into())
+/// The handshake workqueue for C calls, while the module is loaded (valid
+/// until module exit, see [`handshake_queue`]).
+pub(super) fn handshake_wq() -> Option<*mut bindings::workqueue_struct> {
+    let wq = HANDSHAKE_WQ.load(Ordering::Acquire);
+    (!wq.is_null()).then_some(wq)
 }
 
 /// Queues the work item of a reference-counted object on the handshake
