@@ -13,6 +13,7 @@
 #   BENCH_IDLE_CONNS=200  BENCH_SETTLE=2  BENCH_CEILING=1  BENCH_RDMA_ITERS=2000
 #   BENCH_PORT=7400  BENCH_REDIS_N=10000  BENCH_OUT=bench-results/<date>
 #   BENCH_PROFILE="pingpong cps1" (perf profiles of those workloads; slows them)
+#   BENCH_DEBUG=0 (1: keep the debug kernel's run-time checkers on)
 #
 # Every guest command only talks between 10.10.0.1 and 10.10.0.2, over the
 # VMs' private link (scripts/vm.sh); nothing here touches the network.
@@ -36,6 +37,17 @@ rdma_iters=${BENCH_RDMA_ITERS:-2000}
 port=${BENCH_PORT:-7400}
 redis_n=${BENCH_REDIS_N:-10000}
 profile=${BENCH_PROFILE:-}
+# The test kernel is a debug kernel. Its checkers that can be turned off at
+# boot (kmemleak, lockdep's proofs, debugobjects) would charge every lock and
+# allocation several times over and so favour whoever allocates least: a
+# benchmark boots with them off, as production kernels run.
+debug=${BENCH_DEBUG:-0}
+if [ "$debug" = 1 ]; then
+	boot_opts=
+else
+	boot_opts="kmemleak=off lockdep.prove_locking=0 no_debug_objects"
+fi
+export SMC_VM_APPEND=$boot_opts
 stamp=$(date +%Y-%m-%d-%H%M%S)
 out=${BENCH_OUT:-$top/bench-results/$stamp}
 
@@ -117,6 +129,8 @@ fi
 	echo "host_cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
 	echo "host_cpus=$(nproc)"
 	echo "accel=$([ "${SMC_VM_KVM:-0}" = 1 ] && echo kvm || echo tcg)"
+	echo "debug_checkers=$([ "$debug" = 1 ] && echo on || echo off)"
+	echo "boot_opts=$boot_opts"
 	echo "contenders=${clist[*]}"
 	echo "rounds=$rounds"
 	echo "reps=$reps"

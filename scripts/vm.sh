@@ -12,7 +12,8 @@
 # device on eth0; VM n has address 10.10.0.n/24 and fd00::n/64.
 #
 # SMC_VM_RXE=0 leaves the rxe devices out (SMC-R impossible: a pure CLC
-# negotiation test).
+# negotiation test). SMC_VM_APPEND adds kernel boot options (benchmarks
+# turn the debug kernel's run-time checkers off with it).
 #
 # Results land in $SMC_VM_OUT (default: a fresh temporary directory), which
 # the guests see read-write: vmN.log (console), vmN.dmesg, vmN.rc, plus
@@ -50,6 +51,7 @@ start_vm() {
 	local -a args=(--run "$kdir" $accel --cpus "$cpus" --memory 2G --verbose
 		--rodir "$top" --rwdir "$out"
 		--exec "bash $here/vm-guest.sh $n $mod $out $out/vm$n.cmd")
+	[ -n "${SMC_VM_APPEND:-}" ] && args+=(--append "$SMC_VM_APPEND")
 	[ "$cpus" -gt 1 ] && net="$net $tcg_smp_opts"
 	[ -n "${net// /}" ] && args+=("--qemu-opts=$net")
 	# vng refuses to run without a terminal-less stdin in some versions.

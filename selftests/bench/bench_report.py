@@ -30,6 +30,13 @@ PAGE = 4096
 NOTE = "emulated guests (QEMU TCG, 1 vCPU each, debug kernel), Soft-RoCE (rxe): not hardware"
 
 
+def note(meta):
+    """What the absolute figures are, with the state of the debug checkers."""
+    if meta.get("debug_checkers") == "off":
+        return NOTE.replace("debug kernel", "debug kernel booted with %s" % meta.get("boot_opts", "?"))
+    return NOTE
+
+
 def read(path):
     try:
         with open(path, errors="replace") as f:
@@ -505,7 +512,7 @@ def report_text(run, metrics, ceiling, modes):
     L.append("host: %s, %s CPUs; guests: %s" % (meta.get("host_cpu", "?"), meta.get("host_cpus", "?"),
                                                 meta.get("accel", "tcg")))
     L.append("")
-    L.append("ABSOLUTE FIGURES: " + NOTE + ".")
+    L.append("ABSOLUTE FIGURES: " + note(meta) + ".")
     L.append("Only ratios within one run mean something; every cell is min / median / max")
     L.append("over reps x rounds samples (memory: one sample per boot).")
     L.append("settings: " + ", ".join("%s=%s" % (k, meta[k]) for k in (
@@ -644,7 +651,7 @@ def chart(run, metrics, ceiling, out_dir):
          "set offsets 0, 0, graph 0.12, 0",
          "set multiplot layout 2,2 title \"smc_rs bench %s, commit %s - %s. "
          "Bars: median, whiskers: min..max\"" % (meta.get("date", "?"), meta.get("commit", "?"),
-                                                 NOTE)]
+                                                 note(meta))]
     for i, (title, rows, cline) in enumerate(panels):
         g.append("set title \"%s\"" % title)
         if not any(by_id.get(mid, {}).get("values", {}).get(c, {}).get("median") is not None
@@ -686,7 +693,7 @@ def main():
         f.write(text)
     doc = {
         "schema": 1,
-        "note": "absolute figures: " + NOTE,
+        "note": "absolute figures: " + note(run.meta),
         "meta": run.meta,
         "contenders": run.contenders,
         "modes": modes,

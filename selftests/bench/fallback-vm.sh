@@ -7,7 +7,8 @@
 # smc_rs, in alternating rounds within one boot (the order rotates) (both VMs load the same
 # module for each run). VM 1 serves, VM 2 drives; RESULT lines of smc_bench
 # (metric cps1, with contender=LABEL in front) go to
-# $SMC_OUT/fallback-results.txt, one per run.
+# $SMC_OUT/fallback-results.txt, one per run; fallback_summary.py's table
+# (medians, and per-round ratios to TCP) to $SMC_OUT/fallback-summary.txt.
 #
 #   SMC_VM_RXE=0 make vm-pair MOD1=none MOD2=none \
 #       SERVER='bash selftests/bench/fallback-vm.sh' CLIENT='bash selftests/bench/fallback-vm.sh'
@@ -95,4 +96,8 @@ for r in $(seq "$rounds"); do
 		unload || echo "round $r $c: unload failed" >>"$SMC_OUT/fallback-notes-vm$SMC_VM.txt"
 	done
 done
+if [ "$SMC_VM" = 2 ] && [ -s "$SMC_OUT/fallback-results.txt" ]; then
+	python3 "$here/fallback_summary.py" "$SMC_OUT/fallback-results.txt" |
+		tee "$SMC_OUT/fallback-summary.txt"
+fi
 exit 0
