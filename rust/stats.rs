@@ -139,7 +139,7 @@ impl PernetData for NetStats {
             client: SideStats::default(),
             server: SideStats::default(),
             non_clc_peers: AtomicU64::new(0),
-            smcr: tech::TechStats::default(),
+            smcr: tech::TechStats::new()?,
             fallbacks <- new_spinlock_bh!(
                 FallbackReasons {
                     server: ReasonCounts::new(),

@@ -9,7 +9,8 @@
 
 use super::NetStats;
 use crate::sys::net::Net;
-use core::sync::atomic::{AtomicU64, Ordering};
+use crate::sys::percpu::PerCpuCounters;
+use kernel::prelude::*;
 
 /// Size classes of the histograms: 8 KiB, 16 KiB, ... 1 MiB, larger
 /// (upstream's `SMC_BUF_MAX`).
@@ -23,54 +24,62 @@ pub(crate) fn size_class(len: u64) -> usize {
     class.min(SIZE_CLASSES - 1)
 }
 
-/// A histogram by size class.
-pub(crate) type Histogram = [AtomicU64; SIZE_CLASSES];
+/// Where each counter lies in the per-CPU block. Histograms take
+/// [`SIZE_CLASSES`] counters (smallest class first), buffer events
+/// [`BUFFER_EVENTS`] (in upstream's attribute order, see [`BufferEvent`]).
+mod at {
+    use super::{BUFFER_EVENTS, SIZE_CLASSES};
 
-/// Buffer events of one direction (upstream's `struct smc_stats_rmbcnt`).
-#[derive(Default)]
-pub(crate) struct BufferCounts {
-    /// A buffer of the link group's pool given to a connection.
-    pub(crate) reuse: AtomicU64,
-    /// A new buffer made for a connection.
-    pub(crate) alloc: AtomicU64,
-    /// A new buffer made smaller than asked for.
-    pub(crate) downgrade: AtomicU64,
-    /// Receive: the RMB was full when the reader came; send: a sender
-    /// found the send buffer full.
-    pub(crate) full: AtomicU64,
-    /// The peer's RMB had no room for what waits to be sent.
-    pub(crate) full_peer: AtomicU64,
-    /// Receive: the reader asked for less than there was; send: more was
-    /// sent at once than the send buffer holds.
-    pub(crate) size_small: AtomicU64,
-    /// More was sent at once than the peer's RMB holds.
-    pub(crate) size_small_peer: AtomicU64,
+    /// Buffers given to connections, by size: send buffers, RMBs.
+    pub(super) const TX_BUFSIZE: usize = 0;
+    pub(super) const RX_BUFSIZE: usize = TX_BUFSIZE + SIZE_CLASSES;
+    /// Payload per call, by size: sent (the length asked for), received.
+    pub(super) const TX_PAYLOAD: usize = RX_BUFSIZE + SIZE_CLASSES;
+    pub(super) const RX_PAYLOAD: usize = TX_PAYLOAD + SIZE_CLASSES;
+    /// Buffer events of each direction (upstream's `smc_stats_rmbcnt`).
+    pub(super) const TX_BUF: usize = RX_PAYLOAD + SIZE_CLASSES;
+    pub(super) const RX_BUF: usize = TX_BUF + BUFFER_EVENTS;
+    pub(super) const TX_BYTES: usize = RX_BUF + BUFFER_EVENTS;
+    pub(super) const RX_BYTES: usize = TX_BYTES + 1;
+    /// `send`/`recv` calls, successful or not.
+    pub(super) const TX_CALLS: usize = RX_BYTES + 1;
+    pub(super) const RX_CALLS: usize = TX_CALLS + 1;
+    /// Bytes of buffers that connections hold now (gauges).
+    pub(super) const TX_BUF_USE: usize = RX_CALLS + 1;
+    pub(super) const RX_BUF_USE: usize = TX_BUF_USE + 1;
+    /// `TCP_CORK` switched off, `TCP_NODELAY` switched on, urgent data
+    /// sent or read.
+    pub(super) const CORK: usize = RX_BUF_USE + 1;
+    pub(super) const NODELAY: usize = CORK + 1;
+    pub(super) const URGENT: usize = NODELAY + 1;
+    pub(super) const COUNT: usize = URGENT + 1;
 }
 
-/// The counters of one technology.
-#[derive(Default)]
-pub(crate) struct TechStats {
-    /// Buffers given to connections, by size: send buffers, RMBs.
-    pub(crate) tx_bufsize: Histogram,
-    pub(crate) rx_bufsize: Histogram,
-    /// Payload per call, by size: sent (the length asked for), received.
-    pub(crate) tx_payload: Histogram,
-    pub(crate) rx_payload: Histogram,
-    pub(crate) tx_buf: BufferCounts,
-    pub(crate) rx_buf: BufferCounts,
-    pub(crate) tx_bytes: AtomicU64,
-    pub(crate) rx_bytes: AtomicU64,
-    /// `send`/`recv` calls, successful or not.
-    pub(crate) tx_calls: AtomicU64,
-    pub(crate) rx_calls: AtomicU64,
-    /// Bytes of buffers that connections hold now.
-    pub(crate) tx_buf_use: AtomicU64,
-    pub(crate) rx_buf_use: AtomicU64,
-    /// `TCP_CORK` switched off, `TCP_NODELAY` switched on.
-    pub(crate) cork: AtomicU64,
-    pub(crate) nodelay: AtomicU64,
-    /// Urgent data sent or read.
-    pub(crate) urgent: AtomicU64,
+/// Buffer events per direction (upstream's `struct smc_stats_rmbcnt`).
+const BUFFER_EVENTS: usize = 7;
+
+/// The counters of one technology, per CPU: the data path counts on every
+/// call, and a counter shared by all CPUs would bounce between them.
+pub(crate) struct TechStats(PerCpuCounters<{ at::COUNT }>);
+
+impl TechStats {
+    /// All counters at 0. May sleep.
+    pub(crate) fn new() -> Result<Self> {
+        Ok(TechStats(PerCpuCounters::new()?))
+    }
+
+    fn add(&self, idx: usize, n: u64) {
+        self.0.add(idx, n);
+    }
+
+    /// The first counter of `dir`'s payload histogram, buffer size
+    /// histogram and buffer events.
+    fn dir(dir: Dir) -> (usize, usize, usize) {
+        match dir {
+            Dir::Rx => (at::RX_PAYLOAD, at::RX_BUFSIZE, at::RX_BUF),
+            Dir::Tx => (at::TX_PAYLOAD, at::TX_BUFSIZE, at::TX_BUF),
+        }
+    }
 }
 
 /// Which way the bytes go.
@@ -91,13 +100,36 @@ pub(crate) enum BufferSource {
     New { downgraded: bool },
 }
 
-/// A buffer event of [`BufferCounts`] other than getting one.
+/// A buffer event other than getting one: the RMB was full when the
+/// reader came, or a sender found the send buffer full (`Full`); the
+/// peer's RMB had no room for what waits (`FullPeer`); the reader asked for
+/// less than there was, or more was sent at once than the send buffer
+/// holds (`SizeSmall`); more was sent at once than the peer's RMB holds
+/// (`SizeSmallPeer`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum BufferEvent {
     Full,
     FullPeer,
     SizeSmall,
     SizeSmallPeer,
+}
+
+/// Offsets of the buffer events within a direction's block, in upstream's
+/// attribute order: reuse, size small (peer), size small, full (peer),
+/// full, alloc, downgrade.
+const REUSE: usize = 0;
+const ALLOC: usize = 5;
+const DOWNGRADE: usize = 6;
+
+impl BufferEvent {
+    fn offset(self) -> usize {
+        match self {
+            BufferEvent::SizeSmallPeer => 1,
+            BufferEvent::SizeSmall => 2,
+            BufferEvent::FullPeer => 3,
+            BufferEvent::Full => 4,
+        }
+    }
 }
 
 /// A special socket call.
@@ -108,22 +140,9 @@ pub(crate) enum Special {
     Urgent,
 }
 
-fn add(counter: &AtomicU64, n: u64) {
-    counter.fetch_add(n, Ordering::Relaxed);
-}
-
 /// Calls `f` with `net`'s SMC-R counters.
 fn with_smcr(net: &Net, f: impl FnOnce(&TechStats)) {
     crate::sys::pernet::with::<NetStats, _>(net, |s| f(&s.smcr));
-}
-
-impl TechStats {
-    fn dir(&self, dir: Dir) -> (&Histogram, &Histogram, &BufferCounts) {
-        match dir {
-            Dir::Rx => (&self.rx_payload, &self.rx_bufsize, &self.rx_buf),
-            Dir::Tx => (&self.tx_payload, &self.tx_bufsize, &self.tx_buf),
-        }
-    }
 }
 
 /// A `send` (`Dir::Tx`: `len` asked for) or `recv` (`len` = what it
@@ -133,82 +152,62 @@ impl TechStats {
 pub(crate) fn payload(net: &Net, dir: Dir, len: usize, result: Option<usize>) {
     with_smcr(net, |t| {
         let (calls, bytes) = match dir {
-            Dir::Rx => (&t.rx_calls, &t.rx_bytes),
-            Dir::Tx => (&t.tx_calls, &t.tx_bytes),
+            Dir::Rx => (at::RX_CALLS, at::RX_BYTES),
+            Dir::Tx => (at::TX_CALLS, at::TX_BYTES),
         };
-        add(calls, 1);
+        t.add(calls, 1);
         let Some(n) = result.filter(|n| *n > 0 && len > 0) else {
             return;
         };
-        if let Some(c) = t.dir(dir).0.get(size_class(len as u64)) {
-            add(c, 1);
-        }
-        add(bytes, n as u64);
+        t.add(TechStats::dir(dir).0 + size_class(len as u64), 1);
+        t.add(bytes, n as u64);
     });
 }
 
 /// A connection of `net` got a buffer of `size` bytes.
 pub(crate) fn buffer_taken(net: &Net, dir: Dir, size: u32, source: BufferSource) {
     with_smcr(net, |t| {
-        let (_, sizes, counts) = t.dir(dir);
+        let (_, sizes, events) = TechStats::dir(dir);
         match source {
-            BufferSource::Reused => add(&counts.reuse, 1),
+            BufferSource::Reused => t.add(events + REUSE, 1),
             BufferSource::New { downgraded } => {
                 if downgraded {
-                    add(&counts.downgrade, 1);
+                    t.add(events + DOWNGRADE, 1);
                 }
-                add(&counts.alloc, 1);
+                t.add(events + ALLOC, 1);
             }
         }
-        if let Some(c) = sizes.get(size_class(u64::from(size))) {
-            add(c, 1);
-        }
-        let usage = match dir {
-            Dir::Rx => &t.rx_buf_use,
-            Dir::Tx => &t.tx_buf_use,
-        };
-        add(usage, u64::from(size));
+        t.add(sizes + size_class(u64::from(size)), 1);
+        t.add(buf_use(dir), u64::from(size));
     });
+}
+
+/// The gauge of the bytes of `dir`'s buffers in use.
+fn buf_use(dir: Dir) -> usize {
+    match dir {
+        Dir::Rx => at::RX_BUF_USE,
+        Dir::Tx => at::TX_BUF_USE,
+    }
 }
 
 /// A connection of `net` gave back its buffer of `size` bytes.
 pub(crate) fn buffer_given_back(net: &Net, dir: Dir, size: u32) {
-    with_smcr(net, |t| {
-        let usage = match dir {
-            Dir::Rx => &t.rx_buf_use,
-            Dir::Tx => &t.tx_buf_use,
-        };
-        // Never below 0, should the counters have been reset in between.
-        let _ = usage.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |u| {
-            Some(u.saturating_sub(u64::from(size)))
-        });
-    });
+    with_smcr(net, |t| t.add(buf_use(dir), u64::from(size).wrapping_neg()));
 }
 
 /// A buffer of an SMC-R connection of `net` was full or too small.
 pub(crate) fn buffer_event(net: &Net, dir: Dir, event: BufferEvent) {
-    with_smcr(net, |t| {
-        let c = t.dir(dir).2;
-        add(
-            match event {
-                BufferEvent::Full => &c.full,
-                BufferEvent::FullPeer => &c.full_peer,
-                BufferEvent::SizeSmall => &c.size_small,
-                BufferEvent::SizeSmallPeer => &c.size_small_peer,
-            },
-            1,
-        );
-    });
+    with_smcr(net, |t| t.add(TechStats::dir(dir).2 + event.offset(), 1));
 }
 
 /// A special socket call on an SMC-R connection of `net`.
 pub(crate) fn special(net: &Net, call: Special) {
     with_smcr(net, |t| {
-        add(
+        t.add(
             match call {
-                Special::Cork => &t.cork,
-                Special::Nodelay => &t.nodelay,
-                Special::Urgent => &t.urgent,
+                Special::Cork => at::CORK,
+                Special::Nodelay => at::NODELAY,
+                Special::Urgent => at::URGENT,
             },
             1,
         );
@@ -218,10 +217,11 @@ pub(crate) fn special(net: &Net, call: Special) {
 /// A copy of one technology's counters, for the statistics dump.
 #[derive(Default, Clone, Copy)]
 pub(crate) struct TechSnapshot {
-    /// [`BufferCounts`] in upstream's attribute order (see
-    /// [`buffer_values`]): send buffers, RMBs.
-    pub(crate) tx_buf: [u64; 7],
-    pub(crate) rx_buf: [u64; 7],
+    /// Buffer events in upstream's attribute order (reuse, size small
+    /// (peer), size small, full (peer), full, alloc, downgrade): send
+    /// buffers, RMBs.
+    pub(crate) tx_buf: [u64; BUFFER_EVENTS],
+    pub(crate) rx_buf: [u64; BUFFER_EVENTS],
     pub(crate) tx_payload: [u64; SIZE_CLASSES],
     pub(crate) rx_payload: [u64; SIZE_CLASSES],
     pub(crate) tx_bufsize: [u64; SIZE_CLASSES],
@@ -239,46 +239,29 @@ pub(crate) struct TechSnapshot {
 
 /// `net`'s SMC-R counters (all 0 while the statistics are not registered).
 pub(crate) fn smcr_snapshot(net: &Net) -> TechSnapshot {
-    let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
     crate::sys::pernet::with::<NetStats, _>(net, |s| {
-        let t = &s.smcr;
+        let c = &s.smcr.0;
+        let block =
+            |first: usize| -> [u64; SIZE_CLASSES] { core::array::from_fn(|i| c.sum(first + i)) };
+        let events =
+            |first: usize| -> [u64; BUFFER_EVENTS] { core::array::from_fn(|i| c.sum(first + i)) };
         TechSnapshot {
-            tx_buf: buffer_values(&t.tx_buf),
-            rx_buf: buffer_values(&t.rx_buf),
-            tx_payload: histogram_values(&t.tx_payload),
-            rx_payload: histogram_values(&t.rx_payload),
-            tx_bufsize: histogram_values(&t.tx_bufsize),
-            rx_bufsize: histogram_values(&t.rx_bufsize),
-            rx_bytes: load(&t.rx_bytes),
-            tx_bytes: load(&t.tx_bytes),
-            rx_buf_use: load(&t.rx_buf_use),
-            tx_buf_use: load(&t.tx_buf_use),
-            rx_calls: load(&t.rx_calls),
-            tx_calls: load(&t.tx_calls),
-            cork: load(&t.cork),
-            nodelay: load(&t.nodelay),
-            urgent: load(&t.urgent),
+            tx_buf: events(at::TX_BUF),
+            rx_buf: events(at::RX_BUF),
+            tx_payload: block(at::TX_PAYLOAD),
+            rx_payload: block(at::RX_PAYLOAD),
+            tx_bufsize: block(at::TX_BUFSIZE),
+            rx_bufsize: block(at::RX_BUFSIZE),
+            rx_bytes: c.sum(at::RX_BYTES),
+            tx_bytes: c.sum(at::TX_BYTES),
+            rx_buf_use: c.sum_signed(at::RX_BUF_USE),
+            tx_buf_use: c.sum_signed(at::TX_BUF_USE),
+            rx_calls: c.sum(at::RX_CALLS),
+            tx_calls: c.sum(at::TX_CALLS),
+            cork: c.sum(at::CORK),
+            nodelay: c.sum(at::NODELAY),
+            urgent: c.sum(at::URGENT),
         }
     })
     .unwrap_or_default()
-}
-
-/// The values of [`BufferCounts`] in upstream's attribute order: reuse,
-/// size small (peer), size small, full (peer), full, alloc, downgrade.
-fn buffer_values(c: &BufferCounts) -> [u64; 7] {
-    [
-        &c.reuse,
-        &c.size_small_peer,
-        &c.size_small,
-        &c.full_peer,
-        &c.full,
-        &c.alloc,
-        &c.downgrade,
-    ]
-    .map(|a| a.load(Ordering::Relaxed))
-}
-
-/// The values of a histogram, smallest class first.
-fn histogram_values(h: &Histogram) -> [u64; SIZE_CLASSES] {
-    core::array::from_fn(|i| h.get(i).map_or(0, |a| a.load(Ordering::Relaxed)))
 }

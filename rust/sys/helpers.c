@@ -142,6 +142,28 @@ bool smc_rs_tcp_syn_smc(const struct sock *sk)
 	return tcp_sk(sk)->syn_smc;
 }
 
+void __percpu *smc_rs_alloc_percpu(size_t size, size_t align)
+{
+	return __alloc_percpu(size, align);
+}
+
+void smc_rs_this_cpu_add_u64(u64 __percpu *base, size_t idx, u64 n)
+{
+	this_cpu_add(base[idx], n);
+}
+
+u64 smc_rs_per_cpu_u64(u64 __percpu *base, int cpu, size_t idx)
+{
+	return READ_ONCE(*per_cpu_ptr(&base[idx], cpu));
+}
+
+int smc_rs_next_possible_cpu(int cpu)
+{
+	unsigned int next = cpumask_next(cpu, cpu_possible_mask);
+
+	return next < nr_cpu_ids ? next : -1;
+}
+
 bool smc_rs_accept_queue_empty(const struct sock *sk)
 {
 	return reqsk_queue_empty(&inet_csk(sk)->icsk_accept_queue);

@@ -16,9 +16,9 @@
 //!   tcp ib route   the clcsock, TCP's struct sock (ARef), the SMC option;
 //!                  ib_core: client, devices, ports, GIDs, events;
 //!                  IPv4 routes and next hops
-//!   net pernet sysctl sync errno print random debugfs   namespaces,
-//!                  per-netns data and sysctls, locks, errnos, debug,
-//!                  random numbers, debugfs files
+//!   net pernet percpu sysctl sync errno print random debugfs
+//!                  namespaces, per-netns data, per-CPU counters, sysctls,
+//!                  locks, errnos, debug, random numbers, debugfs files
 //!   bindings       generated
 //! ```
 
@@ -27,6 +27,7 @@ pub(crate) mod bindings;
 pub(crate) mod debugfs;
 pub(crate) mod errno;
 pub(crate) mod net;
+pub(crate) mod percpu;
 pub(crate) mod pernet;
 pub(crate) mod print;
 pub(crate) mod random;
