@@ -286,12 +286,14 @@ impl<S: SockState> SockGuard<'_, S> {
             // SAFETY: plain sleep, the task state was set by `prepare_to_wait`.
             *timeo = unsafe { bindings::schedule_timeout(*timeo) };
         }
-        // Retakes the lock the guard stands for; `entry` is queued on `head`
+        // Back to running (`ready` may have held before any sleep, with the
+        // task still marked asleep) and off the queue, then retakes the lock
+        // the guard stands for, which may sleep. `entry` is queued on `head`
         // or was taken off by its wake-up.
         // SAFETY: `head` and `entry` are valid as above.
         unsafe {
-            bindings::smc_rs_lock_sock(self.sk.as_raw());
             bindings::finish_wait(head, entry.get());
+            bindings::smc_rs_lock_sock(self.sk.as_raw());
         }
         if ready() {
             return Ok(());
