@@ -339,14 +339,15 @@ fn take_locked<S: ListenSocket>(sk: &SmcSk<S>, st: &mut SockGuard<'_, S>, wake: 
     let counters = sk.state().counters();
     let clcsock = sk.state().clcsock();
     while let Some(l) = S::listener(st) {
+        // Looked at first (every accept() comes here, lock-free): an accept
+        // that finds nothing still allocates a socket.
+        if clcsock.accept_queue_empty() {
+            break;
+        }
         // The counters change only under the socket lock, which we hold.
         let (taken, backlog) = counters.taken();
         if taken > backlog {
             l.throttled = true;
-            break;
-        }
-        // Looked at first: an accept that finds nothing still allocates.
-        if clcsock.accept_queue_empty() {
             break;
         }
         // `EAGAIN`: another task took it. Other errors concern one child
