@@ -132,11 +132,14 @@ fn apply(conn: &Arc<Conn>, cdc: &CdcMsg) {
         || cdc.prod_flags.urg_data_pending
         || settle
         || sh.error.is_some();
-    // The peer may have made room for what waits in the send buffer.
-    settle |= sh.tx_copied > sh.tx_prod;
+    // The peer may have made room for what waits in the send buffer: it
+    // goes from here, unless the work item settles the connection anyway.
+    let push = sh.tx_copied > sh.tx_prod && !settle;
     drop(sh);
     if settle {
         close::settle_later(conn, deferred);
+    } else if push {
+        super::tx::push(conn);
     }
     if sigurg {
         conn.signal_urgent();

@@ -131,9 +131,11 @@ pub(crate) struct Conn {
     /// the link group ends (a device that goes away takes it back).
     #[pin]
     pub(crate) rmb: Mutex<Option<Arc<RegisteredBuf>>>,
-    /// Our send buffer, read by the device; taken back like the RMB.
+    /// Our send buffer, read by the device; taken back like the RMB. A
+    /// spinlock: the completion handler pushes from it in softirq context
+    /// (it never drops the last reference there).
     #[pin]
-    pub(crate) sndbuf: Mutex<Option<Arc<RegisteredBuf>>>,
+    pub(crate) sndbuf: SpinLockBh<Option<Arc<RegisteredBuf>>>,
     rmb_size: u32,
     sndbuf_size: u32,
     /// Pushes the send buffer out when the completion handler found room.
@@ -168,7 +170,7 @@ impl Conn {
                 rmb_size: rmb.buf().len() as u32,
                 sndbuf_size: sndbuf.buf().len() as u32,
                 rmb <- new_mutex!(Some(rmb), "Conn::rmb"),
-                sndbuf <- new_mutex!(Some(sndbuf), "Conn::sndbuf"),
+                sndbuf <- new_spinlock_bh!(Some(sndbuf), "Conn::sndbuf"),
                 tx_work <- new_work!("Conn::tx_work"),
                 waker,
                 orphaned: AtomicBool::new(false),
@@ -271,11 +273,13 @@ impl Conn {
             sh.tx_fin = prod_total;
         }
         let wake = was_full || (sh.tx_fin == sh.tx_copied && sh.close.write_closed());
-        // Bytes corked behind the write that completed go now.
+        // Bytes corked behind the write that completed go now, from here
+        // (as upstream's completion handler sends them): no work item, no
+        // thread to wake.
         let corked = sh.tx_fin == sh.tx_prod && sh.tx_copied > sh.tx_prod;
         drop(sh);
         if corked {
-            self.schedule_push();
+            super::tx::push(self);
         }
         if wake {
             self.wake();

@@ -14,7 +14,7 @@
 //! the queue pair out and drops it, which waits for every posted work
 //! request to complete.
 
-use super::conn::{Conn, ConnTable};
+use super::conn::{Conn, ConnTable, CONNS_PER_LGR};
 use super::keepalive::Activity;
 use super::rxbufs::{self, RxLayout, WR_BUF_V2_SIZE};
 use super::slots::Slots;
@@ -121,6 +121,68 @@ struct TxSlots {
     /// The slots the link has (its lowest bits).
     mask: u64,
     uses: [SlotUse; MAX_SLOTS as usize],
+    /// Connections whose data waits for a free slot.
+    waiters: SlotWaiters,
+}
+
+impl TxSlots {
+    /// Takes the lowest free slot, if any.
+    fn take(&mut self) -> Option<u32> {
+        let free = !self.busy & self.mask;
+        if free == 0 {
+            return None;
+        }
+        let slot = free.trailing_zeros();
+        self.busy |= 1 << slot;
+        if let Some(u) = self.uses.get_mut(slot as usize) {
+            *u = SlotUse::default();
+        }
+        Some(slot)
+    }
+}
+
+/// Connections (by token) waiting for a send slot, first come first
+/// served, each once: a completed slot goes to the first of them, as
+/// upstream's senders queue for a slot, and does not wake them all.
+struct SlotWaiters {
+    tokens: [u32; CONNS_PER_LGR + 1],
+    head: usize,
+    len: usize,
+}
+
+impl SlotWaiters {
+    const fn new() -> Self {
+        SlotWaiters {
+            tokens: [0; CONNS_PER_LGR + 1],
+            head: 0,
+            len: 0,
+        }
+    }
+
+    /// Queues `token` unless it waits already. A connection that left
+    /// keeps its place until it comes up and is skipped then; more than a
+    /// link group's connections never wait.
+    fn push(&mut self, token: u32) {
+        let cap = self.tokens.len();
+        let queued = (0..self.len).any(|k| self.tokens.get((self.head + k) % cap) == Some(&token));
+        if queued || self.len == cap {
+            return;
+        }
+        if let Some(t) = self.tokens.get_mut((self.head + self.len) % cap) {
+            *t = token;
+            self.len += 1;
+        }
+    }
+
+    fn pop(&mut self) -> Option<u32> {
+        if self.len == 0 {
+            return None;
+        }
+        let token = self.tokens.get(self.head).copied();
+        self.head = (self.head + 1) % self.tokens.len();
+        self.len -= 1;
+        token
+    }
 }
 
 /// Received LLC requests waiting for the process that runs a handshake.
@@ -178,8 +240,6 @@ pub(crate) struct LinkGroup {
     verbs: Mutex<Option<LinkVerbs>>,
     /// Largest message the device sends inline (0: none).
     max_inline: AtomicU32,
-    /// A connection waits for a send slot to push its data.
-    slot_waiters: AtomicBool,
     /// How the receive requests are laid out (from the device).
     rx_layout: RxLayout,
     /// A message longer than 44 bytes is copied here whole (8 KiB) before
@@ -256,7 +316,6 @@ impl LinkGroup {
                 state: AtomicU8::new(LinkState::Activating as u8),
                 verbs <- new_mutex!(Some(verbs), "LinkGroup::verbs"),
                 max_inline: AtomicU32::new(0),
-                slot_waiters: AtomicBool::new(false),
                 rx_layout,
                 rx_long <- new_spinlock_bh!(rx_long, "LinkGroup::rx_long"),
                 long_tx_busy: AtomicBool::new(false),
@@ -266,6 +325,7 @@ impl LinkGroup {
                         busy: 0,
                         mask: slots.tx_mask(),
                         uses: [SlotUse::default(); MAX_SLOTS as usize],
+                        waiters: SlotWaiters::new(),
                     },
                     "LinkGroup::tx"
                 ),
@@ -510,13 +570,7 @@ impl LinkGroup {
             if self.state() == LinkState::Down {
                 return Err(ENOLINK.into());
             }
-            let free = !tx.busy & tx.mask;
-            if free != 0 {
-                let slot = free.trailing_zeros();
-                tx.busy |= 1 << slot;
-                if let Some(u) = tx.uses.get_mut(slot as usize) {
-                    *u = SlotUse::default();
-                }
+            if let Some(slot) = tx.take() {
                 return Ok(slot);
             }
             if left == 0 {
@@ -532,10 +586,31 @@ impl LinkGroup {
         }
     }
 
-    /// A connection found no free send slot: the next completion pushes
-    /// the connections that wait.
-    pub(crate) fn wait_for_slot(&self) {
-        self.slot_waiters.store(true, Ordering::Release);
+    /// Takes a free send slot for connection `token`'s data, or queues the
+    /// connection for the next slot that completes (`None`), which pushes
+    /// it then (any context).
+    pub(crate) fn get_slot_or_queue(&self, token: u32) -> Result<Option<u32>> {
+        if self.state() == LinkState::Down {
+            return Err(ENOLINK.into());
+        }
+        let mut tx = self.tx.lock();
+        let slot = tx.take();
+        if slot.is_none() {
+            tx.waiters.push(token);
+        }
+        Ok(slot)
+    }
+
+    /// The next connection waiting for a send slot, while one is free.
+    fn next_slot_waiter(&self) -> Option<u32> {
+        if self.state() == LinkState::Down {
+            return None;
+        }
+        let mut tx = self.tx.lock();
+        if (!tx.busy & tx.mask) == 0 {
+            return None;
+        }
+        tx.waiters.pop()
     }
 
     /// How many connections the link group carries.
@@ -548,17 +623,7 @@ impl LinkGroup {
         if self.state() == LinkState::Down {
             return Err(ENOLINK.into());
         }
-        let mut tx = self.tx.lock();
-        let free = !tx.busy & tx.mask;
-        if free == 0 {
-            return Err(EAGAIN.into());
-        }
-        let slot = free.trailing_zeros();
-        tx.busy |= 1 << slot;
-        if let Some(u) = tx.uses.get_mut(slot as usize) {
-            *u = SlotUse::default();
-        }
-        Ok(slot)
+        self.tx.lock().take().ok_or_else(|| EAGAIN.into())
     }
 
     /// Gives a slot back without having posted on it.
@@ -901,8 +966,12 @@ impl QpHandler for LinkGroup {
         if used.token != 0 {
             conns.with(used.token, |c| c.tx_done(used.prod_total));
         }
-        if self.slot_waiters.swap(false, Ordering::AcqRel) {
-            conns.for_each(|c| c.schedule_push());
+        // Free slots go to the connections waiting for one, in order, from
+        // here (no work item, no thread to wake). A connection that finds
+        // nothing to send leaves the slot to the next; one that takes the
+        // last free slot and has more queues again, which ends the loop.
+        while let Some(token) = self.next_slot_waiter() {
+            conns.with(token, |c| super::tx::push(c));
         }
     }
 

@@ -166,22 +166,22 @@ fn copy_in(conn: &Conn, msg: &mut MsgHdr<'_>, n: usize) -> Result<usize> {
     // Only this socket's caller (under the socket lock) moves `tx_copied`.
     let start = conn.shared.lock().tx_copied;
     let off = (start % size as u64) as usize;
-    let copied = {
-        let sndbuf = conn.sndbuf.lock();
-        let buf = sndbuf.as_ref().ok_or(ECONNRESET)?.buf();
-        let copied = buf.fill_from_msg(off, n.min(size - off), msg)?;
-        // The device reads what the CPU wrote (a no-op where DMA is coherent).
-        buf.sync_for_device();
-        copied
-    };
+    // The copy from the caller may fault and sleep: it holds a reference
+    // to the buffer, not its lock (whoever drops the last one is in
+    // process context: this call, or the one that took the buffer back).
+    let sndbuf = conn.sndbuf.lock().clone().ok_or(ECONNRESET)?;
+    let copied = sndbuf.buf().fill_from_msg(off, n.min(size - off), msg)?;
+    // The device reads what the CPU wrote (a no-op where DMA is coherent).
+    sndbuf.buf().sync_for_device();
+    drop(sndbuf);
     conn.shared.lock().tx_copied += copied as u64;
     Ok(copied)
 }
 
 /// Writes what waits in the send buffer into the peer's RMB, as far as it
-/// has room and send slots are free; process context (the completion
-/// handler asks for it through the connection's work item). A connection
-/// that waits for a slot is pushed again when one completes.
+/// has room and send slots are free; any context (the sender, and the
+/// completion handler for what was corked or waited for room or a slot).
+/// A connection that waits for a slot is pushed again when one completes.
 pub(crate) fn push(conn: &Conn) {
     let urgent_before = conn.shared.lock().urg_tx.is_some();
     push_locked(conn);
@@ -200,8 +200,8 @@ fn push_locked(conn: &Conn) {
     // Nothing goes into the RMB of a peer that closed: it may already
     // serve another connection.
     while sh.error.is_none() && !sh.peer_state.any_close() && sh.tx_copied > sh.tx_prod {
-        let Ok(slot) = conn.lgr.try_get_slot() else {
-            conn.lgr.wait_for_slot();
+        // No slot: the connection queues for the next that completes.
+        let Ok(Some(slot)) = conn.lgr.get_slot_or_queue(conn.token) else {
             return;
         };
         match write_chunk(conn, sndbuf, &mut sh, slot) {

@@ -20,6 +20,8 @@ import subprocess
 import sys
 
 CONTENDERS = ["tcp", "upstream", "smc_rs"]
+# The phases of a 1-thread connection that smc_bench times (cps1 results).
+CPS_PHASES = ["connect", "reqresp", "close"]
 RATIOS = [("smc_rs", "upstream"), ("smc_rs", "tcp"), ("upstream", "tcp")]
 RATIO_NAMES = {("smc_rs", "upstream"): "rs/up", ("smc_rs", "tcp"): "rs/tcp",
                ("upstream", "tcp"): "up/tcp"}
@@ -235,6 +237,12 @@ class Run:
             extra = {k: r[k] for k in r if k not in ("metric", "value", "status", "unit")}
             extra["round"] = rnd
             self.add(metric, c, v, extra)
+            if metric == "cps1":
+                # Where the single thread's connections spent their time.
+                for phase in CPS_PHASES:
+                    pv = num(r.get(phase + "_us"))
+                    if pv is not None:
+                        self.add("cps1_" + phase, c, pv, {"round": rnd})
         self.read_memory(rnd, c, d)
         self.read_evidence(c, d)
         self.read_ceiling(rnd, d)
@@ -441,6 +449,9 @@ def metric_table(run):
         ("lat_p50", "1-byte ping-pong RTT, p50", "us", "lower", "pingpong"),
         ("lat_p99", "1-byte ping-pong RTT, p99", "us", "lower", "pingpong"),
         ("cps1", "connect+1B req/resp+close, 1 thread", "conn/s", "higher", "cps"),
+        ("cps1_connect", "  of which socket()+connect(), mean", "us", "lower", "cps"),
+        ("cps1_reqresp", "  of which 1B request and answer, mean", "us", "lower", "cps"),
+        ("cps1_close", "  of which close(), mean", "us", "lower", "cps"),
         ("cps" + t, "connect+1B req/resp+close, %s threads" % t, "conn/s", "higher", "cps"),
         ("redis_set_c1", "redis-benchmark SET, 1 client (smc_run)", "req/s", "higher", "redis"),
         ("redis_get_c1", "redis-benchmark GET, 1 client (smc_run)", "req/s", "higher", "redis"),

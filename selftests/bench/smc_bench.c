@@ -30,7 +30,8 @@
  *             p50 and p99 round trip in microseconds (lat_p50, lat_p99).
  *   cps       -t THREADS threads each connect, send 'C', read the answer and
  *             close, for -s SECS (or, with -n COUNT, until COUNT connections
- *             are made): connections per second (cpsN).
+ *             are made): connections per second (cpsN), and the mean time
+ *             a connection spent in connect, request/answer and close.
  *   idle      -n COUNT connections opened one after the other and held; -M CMD
  *             runs while they are all open (the memory snapshots), then all
  *             close (idle_setup: their opening rate).
@@ -573,29 +574,53 @@ fail:
 static long cps_ok, cps_err;
 /* With -n: the connections to make in all (0: as many as -s SECS allows). */
 static long cps_limit, cps_started;
+/*
+ * Where a successful connection's time goes, summed over all threads (in
+ * seconds): socket() and connect(), the request and its answer, close().
+ */
+static double cps_t_connect, cps_t_reqresp, cps_t_close;
+
+static pthread_mutex_t cps_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void *cps_thread(void *arg)
 {
 	long ok = 0, err = 0;
+	double t_connect = 0, t_reqresp = 0, t_close = 0;
 
 	(void)arg;
 	while (now() < t_deadline) {
+		double t0, t1, t2;
+		char req = 'C', answer;
 		int fd;
 
 		if (cps_limit && __atomic_fetch_add(&cps_started, 1, __ATOMIC_RELAXED) >= cps_limit)
 			break;
-		fd = open_req('C', 0);
-
+		t0 = now();
+		fd = dial(fam, port, 0);
+		t1 = now();
+		if (fd >= 0 && (write_all(fd, &req, 1) || read_all(fd, &answer, 1))) {
+			close(fd);
+			fd = -1;
+		}
 		if (fd < 0) {
 			err++;
 			usleep(10 * 1000);
 			continue;
 		}
+		t2 = now();
 		close(fd);
+		t_connect += t1 - t0;
+		t_reqresp += t2 - t1;
+		t_close += now() - t2;
 		ok++;
 	}
 	__atomic_fetch_add(&cps_ok, ok, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&cps_err, err, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&cps_lock);
+	cps_t_connect += t_connect;
+	cps_t_reqresp += t_reqresp;
+	cps_t_close += t_close;
+	pthread_mutex_unlock(&cps_lock);
 	return NULL;
 }
 
@@ -603,7 +628,7 @@ static int cps(void)
 {
 	pthread_t *th = calloc(threads, sizeof(*th));
 	char metric[32];
-	double elapsed;
+	double elapsed, per_conn;
 	int i;
 
 	snprintf(metric, sizeof(metric), "cps%d", threads);
@@ -625,10 +650,14 @@ static int cps(void)
 		pthread_join(th[i], NULL);
 	elapsed = now() - t_start;
 	/* More than 5 % failed connects: the figure is not the contender's rate. */
+	/* The phases' means per connection (us), in the thread's view. */
+	per_conn = cps_ok ? 1e6 / cps_ok : 0;
 	printf("RESULT metric=%s rep=%d status=%s family=%s value=%.1f unit=conn/s "
-	       "conns=%ld errors=%ld secs=%.3f threads=%d\n",
+	       "conns=%ld errors=%ld secs=%.3f threads=%d connect_us=%.0f "
+	       "reqresp_us=%.0f close_us=%.0f\n",
 	       metric, rep, cps_err * 20 > cps_ok ? "failed" : "ok", fam->name,
-	       cps_ok / elapsed, cps_ok, cps_err, elapsed, threads);
+	       cps_ok / elapsed, cps_ok, cps_err, elapsed, threads,
+	       cps_t_connect * per_conn, cps_t_reqresp * per_conn, cps_t_close * per_conn);
 	return cps_err * 20 > cps_ok;
 }
 
