@@ -138,7 +138,8 @@ pub(crate) struct Conn {
     pub(crate) sndbuf: SpinLockBh<Option<Arc<RegisteredBuf>>>,
     rmb_size: u32,
     sndbuf_size: u32,
-    /// Pushes the send buffer out when the completion handler found room.
+    /// Settles the connection in process context after an event taken in
+    /// softirq context (closing flags, an abort, the clcsock's reset).
     #[pin]
     tx_work: Work<Conn>,
     /// The clcsock, whose wait queue the socket's callers sleep on.
@@ -226,7 +227,8 @@ impl Conn {
         self.sndbuf_size
     }
 
-    /// Pushes the send buffer from process context (any context may ask).
+    /// Settles the connection (push, closing flags) from process context
+    /// (any context may ask).
     pub(crate) fn schedule_push(self: &Arc<Self>) {
         // Already queued: that run pushes.
         crate::sys::work::queue_arc(self.clone());

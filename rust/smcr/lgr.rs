@@ -126,9 +126,14 @@ struct TxSlots {
 }
 
 impl TxSlots {
+    /// The free slots, one bit each.
+    fn free(&self) -> u64 {
+        !self.busy & self.mask
+    }
+
     /// Takes the lowest free slot, if any.
     fn take(&mut self) -> Option<u32> {
-        let free = !self.busy & self.mask;
+        let free = self.free();
         if free == 0 {
             return None;
         }
@@ -607,7 +612,7 @@ impl LinkGroup {
             return None;
         }
         let mut tx = self.tx.lock();
-        if (!tx.busy & tx.mask) == 0 {
+        if tx.free() == 0 {
             return None;
         }
         tx.waiters.pop()

@@ -406,19 +406,24 @@ static int dial(const struct family *f, int p, int retry)
 	}
 }
 
-/* A workload connection: connect, send the request, read the answer. */
-static int open_req(char req, int retry)
+/* Sends the one-byte request on fd and reads the answer; closes fd on failure. */
+static int send_request(int fd, char req)
 {
-	int fd = dial(fam, port, retry);
 	char ok;
 
-	if (fd < 0)
-		return -1;
 	if (write_all(fd, &req, 1) || read_all(fd, &ok, 1)) {
 		close(fd);
 		return -1;
 	}
 	return fd;
+}
+
+/* A workload connection: connect, send the request, read the answer. */
+static int open_req(char req, int retry)
+{
+	int fd = dial(fam, port, retry);
+
+	return fd < 0 ? -1 : send_request(fd, req);
 }
 
 static void result_failed(const char *metric, const char *why)
@@ -590,7 +595,6 @@ static void *cps_thread(void *arg)
 	(void)arg;
 	while (now() < t_deadline) {
 		double t0, t1, t2;
-		char req = 'C', answer;
 		int fd;
 
 		if (cps_limit && __atomic_fetch_add(&cps_started, 1, __ATOMIC_RELAXED) >= cps_limit)
@@ -598,10 +602,8 @@ static void *cps_thread(void *arg)
 		t0 = now();
 		fd = dial(fam, port, 0);
 		t1 = now();
-		if (fd >= 0 && (write_all(fd, &req, 1) || read_all(fd, &answer, 1))) {
-			close(fd);
-			fd = -1;
-		}
+		if (fd >= 0)
+			fd = send_request(fd, 'C');
 		if (fd < 0) {
 			err++;
 			usleep(10 * 1000);
