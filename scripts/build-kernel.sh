@@ -56,7 +56,8 @@ start=$(date +%s)
 # Progress: one line per 500 objects instead of the full make output.
 make -C "$tmp" -j"$jobs" 2>&1 | tee "$tmp/build.log" |
 	awk '/^  (CC|RUSTC|LD|AR)/ { n++; if (n % 500 == 0) { printf "[kernel build] %d objects\n", n; fflush() } }
-	     /error:|Error [0-9]/ { print; fflush() }' >&2
+	     /error:|Error [0-9]/ { print; fflush() }' |
+	while IFS= read -r line; do log "$line"; done
 [ "${PIPESTATUS[0]}" -eq 0 ] || die "kernel build failed, see $tmp/build.log"
 log "kernel built in $(( $(date +%s) - start )) s"
 

@@ -50,7 +50,25 @@ collect() {
 	done
 }
 
+# Where the time goes: a "#" line when each phase starts and one with the
+# seconds it took; finish() repeats them as a table.
+phase_name= phase_t0=0 phase_table=
+phase() {
+	phase_end
+	phase_name=$1 phase_t0=$SECONDS
+	echo "# phase $phase_name: started $(date +%T)"
+}
+phase_end() {
+	[ -n "$phase_name" ] || return 0
+	local took=$((SECONDS - phase_t0))
+	echo "# phase $phase_name: took $took s"
+	phase_table+="# $(printf '%6d s  %s' "$took" "$phase_name")"$'\n'
+	phase_name=
+}
+
 finish() {
+	phase_end
+	printf '# time per phase (total %d s):\n%s' "$SECONDS" "$phase_table"
 	echo "1..$n"
 	echo "# logs: $out"
 	echo "$passed passed, $failed failed, $skipped skipped"
@@ -59,8 +77,11 @@ finish() {
 }
 
 echo "TAP version 13"
+# The TAP stream itself, for the kernel build's progress lines.
+exec 3>&1
 
 # 1. Host-side unit tests of the wire formats.
+phase "host: wire cargo test"
 if (cd "$top/wire" && cargo test --color never >"$out/cargo-test.log" 2>&1); then :; else
 	grep -q '^test .* \.\.\. ' "$out/cargo-test.log" || record "not ok - host: cargo test builds"
 fi
@@ -74,6 +95,7 @@ done < <(grep -E '^test .* \.\.\. (ok|FAILED|ignored)' "$out/cargo-test.log")
 
 # 1b. A short coverage-guided fuzzing pass over every wire parser (the long
 # runs are recorded in wire/fuzz/RESULTS.md).
+phase "host: fuzz (build and short pass)"
 "$here/fuzz.sh" short >"$out/fuzz.log" 2>&1
 fuzz_rc=$?
 while IFS= read -r line; do
@@ -87,12 +109,15 @@ if [ "$fuzz_rc" -ne 0 ] && ! grep -q ': CRASH' "$out/fuzz.log"; then
 	tail -n 20 "$out/fuzz.log" | sed 's/^/# /'
 fi
 
-# 2. Kernel (cached), module and test programs.
-kdir=$("$here/build-kernel.sh" 2>"$out/kernel-build.log") || {
+# 2. Kernel (cached), module and test programs. A cold build's progress
+# goes to the TAP stream as comments.
+phase "kernel (cached or built)"
+kdir=$("$here/build-kernel.sh" 2> >(tee "$out/kernel-build.log" | sed -u 's/^/# /' >&3)) || {
 	record "not ok - kernel builds"
 	tail -n 30 "$out/kernel-build.log" | sed 's/^/# /'
 	finish
 }
+phase "module: clippy, build; selftest programs"
 check "clippy: smc_rs lints clean (CLIPPY=1, undocumented unsafe denied)" \
 	make -C "$top" --no-print-directory clippy KDIR="$kdir"
 check "smc_rs.ko builds against $(basename "$kdir")" make -C "$top" --no-print-directory modules KDIR="$kdir" || finish
@@ -100,6 +125,7 @@ check "selftest programs build" make -C "$top/selftests" --no-print-directory ||
 
 # 2b. The operator tools: the build the VM tests use (smc_run finds its
 # preload library next to it there, which its tests need), then the tests.
+phase "tools: build and cargo test"
 check "tools build (smcss, smc_run, libsmc-preload)" make -C "$top" --no-print-directory tools || finish
 if (cd "$top/tools" && cargo test --release --locked --color never >"$out/tools-test.log" 2>&1); then :; else
 	grep -q '^test .* \.\.\. ' "$out/tools-test.log" || record "not ok - tools: cargo test builds"
@@ -116,6 +142,8 @@ vm_run() {
 	local name=$1 dir=$out/$1
 	shift
 	mkdir -p "$dir"
+	phase "VM run $name"
+	vm_start=$(date +%s)
 	if SMC_VM_OUT=$dir SMC_VM_RXE=${rxe:-1} SMC_VM_TIMEOUT=${vm_timeout:-900} "$here/vm.sh" "$@" >"$dir/vm.out" 2>&1; then
 		record "ok - $name VM run: commands finished, no kernel splat"
 	else
@@ -126,6 +154,19 @@ vm_run() {
 		done
 	fi
 	collect "$dir"
+	vm_times "$dir"
+}
+
+# vm_times DIR: how long each VM took to reach its command, and the tests
+# of the run that took longest.
+vm_times() {
+	local f n
+	for f in "$1"/vm*.ready; do
+		[ -f "$f" ] || continue
+		n=${f##*/vm}
+		echo "# ${f##*/}: command started $(($(stat -c %Y "$f") - vm_start)) s after the boot began"
+	done
+	cat "$1"/time-*.txt 2>/dev/null | sort -rn | head -n 12 | sed 's/^/#   test time: /; s/^\(#   test time: [0-9]*\)/\1 s/'
 }
 
 vm_run single single smc_rs "$top/selftests/smc_rs_single.sh"

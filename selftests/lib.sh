@@ -2,7 +2,8 @@
 # Helpers for the tests that run inside the VMs. Sourced, not run.
 #
 # Each test script writes TAP result lines ("ok - NAME" / "not ok - NAME")
-# to $SMC_OUT/tap-<script>-vm<N>.txt; the host runner numbers and counts them.
+# to $SMC_OUT/tap-<script>-vm<N>.txt; the host runner numbers and counts them,
+# and prints the seconds each test took from $SMC_OUT/time-<script>-vm<N>.txt.
 
 : "${SMC_OUT:?run inside the VM bed (make check)}"
 : "${SMC_VM:=1}"
@@ -10,6 +11,8 @@ TAP_FILE=$SMC_OUT/tap-$(basename "$0" .sh)-vm$SMC_VM.txt
 : >"$TAP_FILE"
 LOG_FILE=$SMC_OUT/log-$(basename "$0" .sh)-vm$SMC_VM.txt
 : >"$LOG_FILE"
+TIME_FILE=$SMC_OUT/time-$(basename "$0" .sh)-vm$SMC_VM.txt
+: >"$TIME_FILE"
 
 # run_test NAME FUNCTION [ARGS...]: runs FUNCTION, records ok/not ok.
 run_test() {
@@ -18,11 +21,14 @@ run_test() {
 	# SMC_ONLY=WORD runs only the tests whose name holds WORD.
 	case $name in *"${SMC_ONLY:-}"*) ;; *) return 0 ;; esac
 	echo "### $name" >>"$LOG_FILE"
+	local t0=$SECONDS
 	if "$@" >>"$LOG_FILE" 2>&1; then
 		echo "ok - $name" | tee -a "$TAP_FILE"
 	else
 		echo "not ok - $name" | tee -a "$TAP_FILE"
 	fi
+	# Where the time goes: one line per test, the host runner prints them.
+	echo "$((SECONDS - t0)) $name" >>"$TIME_FILE"
 }
 
 # skip_test NAME REASON
