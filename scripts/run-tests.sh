@@ -42,7 +42,7 @@ check() {
 
 collect() {
 	local f
-	for f in "$1"/tap-*.txt; do
+	for f in "$1"/tap-*.txt "$1"/*/tap-*.txt; do
 		[ -f "$f" ] || continue
 		while IFS= read -r line; do
 			case "$line" in "ok - "* | "not ok - "*) record "$line" ;; esac
@@ -166,34 +166,43 @@ vm_times() {
 		n=${f##*/vm}
 		echo "# ${f##*/}: command started $(($(stat -c %Y "$f") - vm_start)) s after the boot began"
 	done
-	cat "$1"/time-*.txt 2>/dev/null | sort -rn | head -n 12 | sed 's/^/#   test time: /; s/^\(#   test time: [0-9]*\)/\1 s/'
+	cat "$1"/rounds-vm*.txt 2>/dev/null | sed 's/^/#   /'
+	cat "$1"/time-*.txt "$1"/*/time-*.txt 2>/dev/null | sort -rn | head -n 12 | sed 's/^/#   test time: /; s/^\(#   test time: [0-9]*\)/\1 s/'
 }
 
-vm_run single single smc_rs "$top/selftests/smc_rs_single.sh"
-# 4. Two VMs: smc_rs on VM 1, upstream smc.ko on VM 2, both directions.
-vm_run pair pair smc_rs "$top/selftests/smc_rs_pair.sh" upstream "$top/selftests/smc_rs_pair.sh"
-# 5. SMC-R data path, the interop matrix: smc_rs as client of upstream
-# smc.ko, as server of upstream's client, and with itself. After the
-# echoes, in the same boot: smc_rs receiving with one scatter/gather entry
-# per request (as on RNICs with max_recv_sge 1), and IPv6 clients to
-# IPv4-mapped addresses. The smc_rs client's run ends with an orphaned
-# connection (60 s).
-more="$top/selftests/smc_rs_rxsge.sh; $top/selftests/smc_rs_v4mapped.sh"
-smcr="$top/selftests/smc_rs_smcr.sh; $more"
-orphan="$smcr; $top/selftests/smc_rs_orphan.sh"
-vm_run smcr-client pair upstream "$orphan" smc_rs "$orphan"
-vm_run smcr-server pair smc_rs "$smcr" upstream "$smcr"
-# Between two smc_rs, the same boot first runs the differential semantics
-# probe over SMC-R (TCP is the oracle), then smc_run --bpf (a static binary
-# and Redis over SMC-R without LD_PRELOAD), then the echoes with 1000
-# concurrent and 20000 short connections, then hostile input on the link
-# (one side's fault injection knob), then the two above: a longer run.
-both="$top/selftests/smc_rs_semantics_pair.sh; $top/selftests/smc_run_bpf.sh; $top/selftests/smc_rs_smcr.sh; $top/selftests/smc_rs_hostile.sh; $more"
-vm_timeout=3000 vm_run smcr-both pair smc_rs "$both" smc_rs "$both"
-# 5b. smc_rs with itself, captured on the wire and decoded by Wireshark's
-# dissectors, with the idle link's TEST LINK exchange.
-vm_run capture pair smc_rs "$top/selftests/smc_rs_capture.sh" smc_rs "$top/selftests/smc_rs_capture.sh"
-# 6. The same pair without rxe devices: negotiation only.
-rxe=0 vm_run pair-norxe pair smc_rs "$top/selftests/smc_rs_pair_norxe.sh" upstream "$top/selftests/smc_rs_pair_norxe.sh"
+# The VM runs' commands: $scale first (check-long's soak counts, see below).
+scale="export SMC_CHECK_LONG=${SMC_CHECK_LONG:-0};"
+round="bash $top/selftests/round.sh"
+t=$top/selftests
+
+vm_run single single smc_rs "$scale $t/smc_rs_single.sh"
+# 4. Two VMs, smc_rs on VM 1 and upstream smc.ko on VM 2, in one boot with
+# rounds (selftests/round.sh: each round starts from freshly loaded
+# modules, in a folder of its own):
+#  1. CLC negotiation both ways, peers that echo the SMC option, hostile
+#     CLC, silent clients, the handshake limitation;
+#  2. the SMC-R data path with smc_rs serving upstream's client, then
+#     smc_rs receiving with one scatter/gather entry per request (as on
+#     RNICs with max_recv_sge 1) and IPv6 clients to IPv4-mapped addresses;
+#  3. the same with the roles swapped (upstream serves on VM 2), ending with
+#     the smc_rs client's orphaned connection (60 s);
+#  4. the rxe devices gone: negotiation only, both sides agree on TCP.
+more="$t/smc_rs_rxsge.sh $t/smc_rs_v4mapped.sh"
+smcr="$t/smc_rs_smcr.sh $more"
+mixed="$scale $round 1-pair $t/smc_rs_pair.sh;
+$round 2-smcr-server $smcr;
+$round 3-smcr-client --server-vm 2 $smcr $t/smc_rs_orphan.sh;
+$round 4-norxe --no-rxe $t/smc_rs_pair_norxe.sh"
+vm_timeout=3600 vm_run mixed pair smc_rs "$mixed" upstream "$mixed"
+# 5. Two smc_rs, one boot: the differential semantics probe over SMC-R (TCP
+# is the oracle), smc_run --bpf (a static binary and Redis over SMC-R
+# without LD_PRELOAD), the echoes with more concurrent connections than
+# link groups take and many short ones, hostile input on the link (one
+# side's fault injection knob), the two of round 2 above; then a round
+# captured on the wire and decoded by Wireshark's dissectors, with the
+# idle link's TEST LINK exchange.
+both="$scale $round 1-smcr-both $t/smc_rs_semantics_pair.sh $t/smc_run_bpf.sh $t/smc_rs_smcr.sh $t/smc_rs_hostile.sh $more;
+$round 2-capture $t/smc_rs_capture.sh"
+vm_timeout=3600 vm_run smcr-both pair smc_rs "$both" smc_rs "$both"
 
 finish

@@ -11,7 +11,7 @@ n=$1 mod=$2 out=$3 cmdfile=$4
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 
-export SMC_VM=$n SMC_OUT=$out SMC_TOP=$top
+export SMC_VM=$n SMC_OUT=$out SMC_TOP=$top SMC_MOD=$mod
 export PATH=$top/selftests:$top/selftests/tools:$PATH
 
 mount -t debugfs none /sys/kernel/debug 2>/dev/null

@@ -7,12 +7,25 @@
 
 : "${SMC_OUT:?run inside the VM bed (make check)}"
 : "${SMC_VM:=1}"
+# The VM that serves in the pair scripts: 1, unless a round of a VM run
+# swaps the roles (selftests/round.sh --server-vm 2); its address and this
+# VM's side.
+: "${SMC_SERVER_VM:=1}"
+server_addr=10.10.0.$SMC_SERVER_VM
+[ "$SMC_VM" = "$SMC_SERVER_VM" ] && side=server || side=client
 TAP_FILE=$SMC_OUT/tap-$(basename "$0" .sh)-vm$SMC_VM.txt
 : >"$TAP_FILE"
 LOG_FILE=$SMC_OUT/log-$(basename "$0" .sh)-vm$SMC_VM.txt
 : >"$LOG_FILE"
 TIME_FILE=$SMC_OUT/time-$(basename "$0" .sh)-vm$SMC_VM.txt
 : >"$TIME_FILE"
+
+# scaled CHECK LONG: a loop's count for this run. `make check` runs each
+# assertion at the smallest scale that still proves it (CHECK), `make
+# check-long` (SMC_CHECK_LONG=1) the same assertions at soak scale (LONG).
+scaled() {
+	if [ "${SMC_CHECK_LONG:-0}" = 1 ]; then echo "$2"; else echo "$1"; fi
+}
 
 # run_test NAME FUNCTION [ARGS...]: runs FUNCTION, records ok/not ok.
 run_test() {

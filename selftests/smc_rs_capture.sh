@@ -24,7 +24,7 @@ sizes="1 65536 1048576"
 idle=36
 nsizes=$(echo $sizes | wc -w)
 
-if [ "$SMC_VM" = 1 ]; then
+if [ "$side" = server ]; then
 	server=upstream
 	if ! lsmod | grep -q '^smc '; then
 		server=smc_rs

@@ -29,7 +29,6 @@ helper=$here/smc_hostile.py
 dbg=/sys/kernel/debug/smc_rs
 counters=/sys/class/infiniband/rxe0/ports/1/hw_counters
 size=100000
-[ "$SMC_VM" = 1 ] && side=server || side=client
 [ "$side" = server ] && other=client || other=server
 
 if lsmod | grep -q '^smc '; then

@@ -25,7 +25,7 @@ else
 	"$here/tools/smc_ueid" add SMC-RS-TESTBED 2>/dev/null
 fi
 
-if [ "$SMC_VM" = 1 ]; then
+if [ "$side" = server ]; then
 	# The server is the orphan's passive peer: what its reader gets is
 	# logged, not judged (upstream 6.12 ended the stream with EOF after the
 	# bytes its RMB held in one run, and in another the read had not ended

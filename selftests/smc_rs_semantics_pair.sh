@@ -15,7 +15,6 @@
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
-server_addr=10.10.0.1
 smcr=$SMC_TOP/tools/target/release/smcr
 counters=/sys/class/infiniband/rxe0/ports/1/hw_counters
 # At least the 1 MiB and 8 MiB streams, in RoCE packets of at most 4096 bytes.
@@ -31,7 +30,6 @@ else
 	mine=smc_rs
 	"$here/tools/smc_ueid" add SMC-RS-TESTBED
 fi
-[ "$SMC_VM" = 1 ] && side=server || side=client
 [ "$side" = server ] && other=client || other=server
 dir=$SMC_OUT/semantics-pair
 mkdir -p "$dir"

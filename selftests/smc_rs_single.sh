@@ -68,11 +68,13 @@ t_semantics() {
 	diff -u "$dir/tcp.txt" "$dir/smc.txt"
 }
 
+# Short connections in 20 threads (`make check-long`: 500 each).
+short_rounds=$(scaled 100 500)
 t_short_connections() {
 	local spid rc=0
-	timeout 600 "$here/smc_echo" server -f smc -b 127.0.0.1 -p 7009 -n 10000 &
+	timeout 600 "$here/smc_echo" server -f smc -b 127.0.0.1 -p 7009 -n $((20 * short_rounds)) &
 	spid=$!
-	timeout 600 "$here/smc_echo" client -f smc -a 127.0.0.1 -p 7009 -s 256 -n 20 -r 500 || rc=1
+	timeout 600 "$here/smc_echo" client -f smc -a 127.0.0.1 -p 7009 -s 256 -n 20 -r "$short_rounds" || rc=1
 	wait "$spid" || rc=1
 	return $rc
 }
@@ -666,7 +668,7 @@ run_test "50 concurrent AF_SMC connections x 256 KiB" \
 	echo_pair smc smc 127.0.0.1 127.0.0.1 7006 262144 50
 run_test "500 concurrent AF_SMC connections x 64 KiB through one listener" \
 	echo_pair smc smc 127.0.0.1 127.0.0.1 7008 65536 500
-run_test "10000 short AF_SMC connections (20 threads x 500)" t_short_connections
+run_test "$((20 * short_rounds)) short AF_SMC connections (20 threads x $short_rounds)" t_short_connections
 run_test "same socket semantics as TCP: AF_SMC vs AF_INET" t_semantics inet smc
 run_test "same socket semantics as TCP: AF_SMC6 vs AF_INET6" t_semantics inet6 smc6
 run_test "same socket semantics as TCP: AF_INET/IPPROTO_SMC vs AF_INET" t_semantics inet ipproto-smc

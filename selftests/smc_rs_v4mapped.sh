@@ -29,8 +29,7 @@ counters=/sys/class/infiniband/rxe0/ports/1/hw_counters
 pair_tag=v4mapped
 port=7601
 port6=7602
-mapped=::ffff:10.10.0.1
-[ "$SMC_VM" = 1 ] && side=server || side=client
+mapped=::ffff:$server_addr
 [ "$side" = server ] && other=client || other=server
 pair_modules
 [ "$side" = server ] && server_mod=$mine client_mod=$other_mod || server_mod=$other_mod client_mod=$mine

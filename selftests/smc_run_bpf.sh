@@ -31,9 +31,8 @@
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
-side=${1:-$([ "$SMC_VM" = 1 ] && echo server || echo client)}
+side=${1:-$side}
 [ "$side" = server ] && other=client || other=server
-server_addr=10.10.0.1
 tools=$SMC_TOP/tools/target/release
 smc_run=$tools/smc_run
 smcr=$tools/smcr

@@ -26,7 +26,7 @@ smc_stat() {
 	esac
 }
 
-# Server: Redis under smc_run on 10.10.0.1:6380 (and a UNIX socket for the
+# Server: Redis under smc_run on $server_addr:6380 (and a UNIX socket for the
 # local checks), then "redis-ready" (or "redis-none") for the client.
 redis_server_start() {
 	if ! command -v redis-server >/dev/null; then
@@ -34,7 +34,7 @@ redis_server_start() {
 		return 0
 	fi
 	redis_sock=$(mktemp -u /tmp/redis-smc_run.XXXXXX).sock
-	"$smc_run" redis-server --port "$redis_port" --bind 10.10.0.1 --protected-mode no \
+	"$smc_run" redis-server --port "$redis_port" --bind "$server_addr" --protected-mode no \
 		--save "" --appendonly no --dir /tmp --unixsocket "$redis_sock" \
 		--logfile "$SMC_OUT/redis-server.log" &
 	redis_pid=$!
