@@ -291,6 +291,14 @@ fn enter_fallback(sock: &Sock<'_>, st: &mut Guard<'_>, side: Side, reason: Decli
         clc(sock).mark_connecting();
     }
     st.state = SmcState::Fallback(reason);
+    // From here on the application's calls are TCP's: a connecting
+    // application's receive timeout must be the one it set, also while the
+    // handshake waited (upstream copies the socket's settings to the
+    // clcsock alike). A server's socket had no owner yet: its clcsock keeps
+    // what it inherited from the listener.
+    if side == Side::Client {
+        clc(sock).set_rcvtimeo(sock.sk().rcvtimeo(false));
+    }
     let state = sock.sk().state();
     state
         .fallback_reason

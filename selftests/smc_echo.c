@@ -118,7 +118,10 @@ static size_t hostile_answer(unsigned char *b)
 		memcpy(b + 26, smcr_eyecatcher, 4);
 		return 30;
 	}
-	/* "decline": a valid v2 decline, PEERNOSMC: the client falls back on this connection */
+	/*
+	 * "decline": a valid v2 decline, PEERNOSMC: the client falls back on
+	 * this connection; "slowdecline": the same after 1.5 s.
+	 */
 	b[6] = 44; b[7] = 0x20;
 	b[16] = 0x03; b[17] = 0x01;
 	b[20] = 0x20;
@@ -320,8 +323,11 @@ static void *serve_one(void *arg)
 			if (read_all(fd, prop, 8))
 				goto out;
 			plen = prop[5] << 8 | prop[6];
-			if (plen < 8 || plen > sizeof(prop) || read_all(fd, prop + 8, plen - 8) ||
-			    write_all(fd, answer, hostile_answer(answer)))
+			if (plen < 8 || plen > sizeof(prop) || read_all(fd, prop + 8, plen - 8))
+				goto out;
+			if (!strcmp(hostile, "slowdecline"))
+				usleep(1500000);
+			if (write_all(fd, answer, hostile_answer(answer)))
 				goto out;
 		}
 	}

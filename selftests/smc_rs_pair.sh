@@ -70,10 +70,17 @@ hostile_peers() {
 		timeout 120 smc_echo server -f inet -b "10.10.0.$i" -p 7107 -n "$n" -x "$mode" &
 		pids+=($!)
 	done
+	# A decline after 1.5 s, for the client's SO_RCVTIMEO probe.
+	ip addr add "10.10.0.$slow/24" dev eth0
+	timeout 120 smc_echo server -f inet -b "10.10.0.$slow" -p 7107 -n 1 -x slowdecline &
+	pids+=($!)
 	for p in "${pids[@]}"; do wait "$p" || rc=1; done
 	smc_option off smc_option_on_synack
+	# Later scripts in this boot see only the bed's own address.
+	for i in $(seq 21 "$slow"); do ip addr del "10.10.0.$i/24" dev eth0; done
 	return $rc
 }
+slow=27
 
 if [ "$SMC_VM" = 2 ]; then
 	run_test "TCP server echoing the SMC option without CLC (server side)" echo_option_peer
@@ -98,6 +105,8 @@ else
 		run_test "smc_rs client${nb:+ (non-blocking)} <- hostile CLC answer '$mode': falls back, data intact" \
 			timeout 60 smc_echo client -f smc -a "10.10.0.$i" -p 7107 -s 262144 -w 40 $nb
 	done
+	run_test "smc_rs client (non-blocking) <- decline after 1.5 s: SO_RCVTIMEO set during the CLC exchange holds after the fallback, data intact" \
+		timeout 30 python3 "$here/smc_rcvtimeo_probe.py" "10.10.0.$slow" 7107
 	run_test "UEID on VM 1 removed" "$here/tools/smc_ueid" del SMC-RS-OPTION-TEST
 fi
 

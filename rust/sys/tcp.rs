@@ -317,6 +317,16 @@ impl KernelSocket {
         });
     }
 
+    /// Sets the receive timeout (`SO_RCVTIMEO`, in jiffies). A fallback
+    /// gives the clcsock its SMC socket's own timeout: a handshake's receive
+    /// puts its saved value back when it ends, over one the application set
+    /// while it waited.
+    pub(crate) fn set_rcvtimeo(&self, timeo: c_long) {
+        // SAFETY: live socket (invariant); the exchange is atomic, like the
+        // `WRITE_ONCE` of `sock_setsockopt`, and readers use `READ_ONCE`.
+        unsafe { bindings::smc_rs_sk_swap_rcvtimeo(self.sk().as_raw(), timeo) };
+    }
+
     /// Marks the socket as connecting again after a wait for the connection
     /// that its owner did not see: the owner's next `connect()` then
     /// completes it and returns 0, as after a non-blocking TCP connect.
