@@ -223,6 +223,46 @@ pub(crate) fn client_handshake(net: &Net, clc: &KernelSocket) -> Result<ClientOu
     }
 }
 
+/// How long a side whose first link could not be confirmed waits for the
+/// peer's Decline (upstream's `CLC_WAIT_TIME_SHORT`).
+const CLC_WAIT_SHORT_MS: u32 = 1000;
+
+/// The peer's Decline, if one comes within [`CLC_WAIT_SHORT_MS`]: when the
+/// first link cannot be confirmed, the side that gives up first declines,
+/// and the other must take that Decline from the stream instead of sending
+/// its own, or each application would find the other side's Decline at the
+/// start of its data (upstream waits alike). Only a whole Decline is taken;
+/// anything else stays in the stream. Returns the peer's reason code.
+fn peer_decline(clc: &KernelSocket) -> Option<u32> {
+    let mut buf = [0u8; MAX_MESSAGE_LEN];
+    let head = buf.get_mut(..HEADER_LEN)?;
+    if clc.peek_exact(head, CLC_WAIT_SHORT_MS).ok()? < HEADER_LEN {
+        return None;
+    }
+    let header = Header::parse(head).ok()?;
+    if header.kind != MsgType::Decline {
+        return None;
+    }
+    let msg = buf.get_mut(..usize::from(header.length))?;
+    let len = msg.len();
+    if clc.recv_exact(msg, CLC_WAIT_MS).ok()? < len {
+        return None;
+    }
+    Some(Decline::parse(msg).map_or(0, |d| d.reason.code()))
+}
+
+/// The end of a handshake whose first link could not be confirmed (or set
+/// up after the peer's last CLC message): the peer's Decline if it sent
+/// one, else ours with `reason`.
+fn decline_unless_peer_did(clc: &KernelSocket, reason: DeclineReason) -> Result<(DeclineReason, u32)> {
+    if let Some(diagnosis) = peer_decline(clc) {
+        smc_dbg!("the peer declined first ({:#010x}): no decline of ours", diagnosis);
+        return Ok((DeclineReason::PeerDeclined, diagnosis));
+    }
+    send_decline(clc, reason)?;
+    Ok((reason, 0))
+}
+
 /// Sends a v2 decline with `reason`.
 fn send_decline(clc: &KernelSocket, reason: DeclineReason) -> Result {
     let d = Decline::new(SMC_V2, local_systemid(), reason);
@@ -279,11 +319,13 @@ fn client_smcr(clc: &KernelSocket, o: &Offer, a: &SmcrAcceptConfirm) -> Result<C
         if let Err(e) = client_confirm_link(&reg, &cc.conn) {
             smc_dbg!("client: link confirmation failed ({:?})", e);
             client_abort(cc.conn, true);
-            let reason = DeclineReason::TimeoutConfirmLink;
-            send_decline(clc, reason)?;
+            // No other handshake waits for this one's link group now.
+            drop(pending);
+            let (reason, peer_diagnosis) =
+                decline_unless_peer_did(clc, DeclineReason::TimeoutConfirmLink)?;
             return Ok(ClientOutcome::Declined {
                 reason,
-                peer_diagnosis: 0,
+                peer_diagnosis,
             });
         }
     }
@@ -395,7 +437,21 @@ fn server_smcr(clc: &KernelSocket, dev: &SmcrV2Device, cp: &ClientProposal) -> S
             reason.code()
         );
         server_abort(sc);
-        return declined(reason);
+        if !matches!(reason, DeclineReason::TimeoutConfirmLink) {
+            return declined(reason);
+        }
+        // The client may have given up on the link first; no other
+        // handshake waits for this one's link group meanwhile.
+        drop(pending);
+        return match decline_unless_peer_did(clc, reason) {
+            Ok((reason, peer_diagnosis)) => ServerOutcome::Fallback {
+                reason,
+                peer_diagnosis,
+                not_clc: false,
+                error: None,
+            },
+            Err(_) => ServerOutcome::Abort(ClcError::Truncated),
+        };
     }
     drop(pending);
     smc_dbg!("server: SMC-R connection up, token {:#x}", sc.conn.token);
