@@ -254,9 +254,15 @@ fn peer_decline(clc: &KernelSocket) -> Option<u32> {
 /// The end of a handshake whose first link could not be confirmed (or set
 /// up after the peer's last CLC message): the peer's Decline if it sent
 /// one, else ours with `reason`.
-fn decline_unless_peer_did(clc: &KernelSocket, reason: DeclineReason) -> Result<(DeclineReason, u32)> {
+fn decline_unless_peer_did(
+    clc: &KernelSocket,
+    reason: DeclineReason,
+) -> Result<(DeclineReason, u32)> {
     if let Some(diagnosis) = peer_decline(clc) {
-        smc_dbg!("the peer declined first ({:#010x}): no decline of ours", diagnosis);
+        smc_dbg!(
+            "the peer declined first ({:#010x}): no decline of ours",
+            diagnosis
+        );
         return Ok((DeclineReason::PeerDeclined, diagnosis));
     }
     send_decline(clc, reason)?;

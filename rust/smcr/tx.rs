@@ -104,15 +104,16 @@ pub(crate) fn send(
                 Err(e) => return Err(e),
             }
         }
-        let n = copy_in(conn, msg, ((len - sent) as u64).min(free) as usize)?;
+        let n = copy_in(
+            conn,
+            msg,
+            ((len - sent) as u64).min(free) as usize,
+            urgent.then_some(len - sent),
+        )?;
         if n == 0 {
             break;
         }
         sent += n;
-        if urgent && sent == len {
-            let mut sh = conn.shared.lock();
-            sh.urg_tx = Some(sh.tx_copied - 1);
-        }
         if !corked(conn, more && sent == len, nodelay) {
             if peer_full(conn) {
                 tech::buffer_event(conn.waker.net(), Dir::Tx, BufferEvent::FullPeer);
@@ -160,8 +161,11 @@ fn corked(conn: &Conn, more: bool, nodelay: bool) -> bool {
 }
 
 /// Copies up to `n` bytes of `msg` into the send buffer (up to its end at
-/// most); returns how many.
-fn copy_in(conn: &Conn, msg: &mut MsgHdr<'_>, n: usize) -> Result<usize> {
+/// most); returns how many. With `urgent_at`, the byte that many bytes on
+/// is the urgent one: when this copy ends with it, it is marked urgent in
+/// the same step that publishes it, so that no push (the completion
+/// handler's included) can send it without its flag.
+fn copy_in(conn: &Conn, msg: &mut MsgHdr<'_>, n: usize, urgent_at: Option<usize>) -> Result<usize> {
     let size = conn.sndbuf_size() as usize;
     // Only this socket's caller (under the socket lock) moves `tx_copied`.
     let start = conn.shared.lock().tx_copied;
@@ -174,7 +178,11 @@ fn copy_in(conn: &Conn, msg: &mut MsgHdr<'_>, n: usize) -> Result<usize> {
     // The device reads what the CPU wrote (a no-op where DMA is coherent).
     sndbuf.buf().sync_for_device();
     drop(sndbuf);
-    conn.shared.lock().tx_copied += copied as u64;
+    let mut sh = conn.shared.lock();
+    sh.tx_copied += copied as u64;
+    if copied > 0 && urgent_at == Some(copied) {
+        sh.urg_tx = Some(sh.tx_copied - 1);
+    }
     Ok(copied)
 }
 
