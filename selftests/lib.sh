@@ -187,13 +187,19 @@ smc_lgr_ids() {
 	"$SMC_TOP/tools/target/release/smcr" linkgroup | awk '$2 == "SERV" || $2 == "CLNT" { print $1 }'
 }
 
-# reload_smc_rs: smc_rs out (retried for 30 s while its sockets go) and
-# in again; fails, saying so, when it stays loaded.
-reload_smc_rs() {
+# unload_smc_rs: smc_rs out, retried for 30 s while its sockets and link
+# groups go; fails, saying so, when it stays loaded.
+unload_smc_rs() {
 	for _ in $(seq 300); do
-		rmmod smc_rs 2>/dev/null && break
+		lsmod | grep -q '^smc_rs ' || return 0
+		rmmod smc_rs 2>/dev/null && return 0
 		sleep 0.1
 	done
-	lsmod | grep -q '^smc_rs ' && { echo "smc_rs still loaded"; return 1; }
-	insmod "$SMC_TOP/smc_rs.ko"
+	echo "smc_rs still loaded"
+	return 1
+}
+
+# reload_smc_rs: smc_rs out (as unload_smc_rs) and in again.
+reload_smc_rs() {
+	unload_smc_rs && insmod "$SMC_TOP/smc_rs.ko"
 }

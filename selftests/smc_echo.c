@@ -4,7 +4,7 @@
  *
  *   smc_echo server -f FAMILY -p PORT [-b ADDR] [-n CONNS] [-x HOSTILE] [-B BACKLOG] [-L]
  *   smc_echo client -f FAMILY -a ADDR -p PORT [-s BYTES] [-n CONNS] [-r ROUNDS] [-w SECS] [-N]
- *                   [-X OPENING]
+ *                   [-X OPENING] [-S USEC]
  *   smc_echo hold -f FAMILY -p PORT
  *   smc_echo churn -f FAMILY -p PORT [-n CONNS]
  *   smc_echo probe
@@ -15,13 +15,16 @@
  * server echoes every byte back; the client checks the echo byte for byte
  * and prints an FNV-1a checksum of the payload; with -r each of the CONNS
  * threads makes ROUNDS connections in a row; -N connects non-blocking
- * (poll for POLLOUT, then SO_ERROR). Exit status 0 on success.
+ * (poll for POLLOUT, then SO_ERROR); -S sends the client threads SIGALRM
+ * every USEC microseconds while they exchange data (EINTR everywhere, no
+ * byte may be lost). Exit status 0 on success.
  * "hold" keeps a listening socket open until stdin is closed or a signal
  * arrives (for unload tests). "churn" starts CONNS clients against a listener
  * that closes without accepting any while their handshakes are under way;
  * every client must end (connected then reset, or refused) within 30 s. With -x, the server plays a hostile peer: a
  * connection that starts with a CLC proposal is answered with HOSTILE bytes
- * (garbage, truncated, oversized, badversion, badlength, decline) before the
+ * (garbage, truncated, oversized, badversion, badlength, decline, and
+ * slowdecline: the decline after 1.5 s) before the
  * echo; a client that then resets the connection just loses it. -L sets
  * SMC_LIMIT_HS on the listener, -B its backlog. With -X, the
  * client opens its connection the way a hostile or confused client with the
@@ -36,12 +39,14 @@
 #include <poll.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -562,6 +567,41 @@ static int connect_retry(void)
 
 static void *client_once(void *arg);
 
+/*
+ * -S USEC: SIGALRM every USEC microseconds, without SA_RESTART, while the
+ * clients exchange data (connects are shielded): every wait in a send or
+ * receive may end in EINTR, and no byte may be lost or doubled by it.
+ */
+static int signal_usec;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+static void alarm_mask(int how)
+{
+	sigset_t s;
+
+	sigemptyset(&s);
+	sigaddset(&s, SIGALRM);
+	pthread_sigmask(how, &s, NULL);
+}
+
+static void start_alarms(void)
+{
+	struct sigaction sa = { .sa_handler = on_alarm };
+	struct itimerval it = {
+		.it_interval = { .tv_usec = signal_usec },
+		.it_value = { .tv_usec = signal_usec },
+	};
+
+	/* The main thread only waits: the signals go to the clients. */
+	alarm_mask(SIG_BLOCK);
+	if (sigaction(SIGALRM, &sa, NULL) || setitimer(ITIMER_REAL, &it, NULL))
+		die("SIGALRM timer");
+}
+
 /* One client thread: `rounds` connections one after the other. */
 static void *client_one(void *arg)
 {
@@ -636,6 +676,8 @@ static void *client_once(void *arg)
 	res->ok = 0;
 	if (!out || !in)
 		goto out;
+	if (signal_usec)
+		alarm_mask(SIG_BLOCK);
 	while (off < size) {
 		ssize_t n = getrandom(out + off, size - off, 0);
 
@@ -644,6 +686,8 @@ static void *client_once(void *arg)
 		off += n;
 	}
 	fd = connect_retry();
+	if (signal_usec)
+		alarm_mask(SIG_UNBLOCK);
 	if (opening) {
 		int r = client_opening(fd);
 
@@ -679,6 +723,8 @@ static int client(void)
 	uint64_t sum = 0;
 	int i, failed = 0;
 
+	if (signal_usec)
+		start_alarms();
 	for (i = 0; i < conns; i++)
 		if (pthread_create(&th[i], NULL, client_one, &res[i]))
 			die("pthread_create");
@@ -712,7 +758,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "probe"))
 		return probe();
 	optind = 2;
-	while ((opt = getopt(argc, argv, "f:a:b:p:s:n:w:x:X:r:NB:L")) != -1) {
+	while ((opt = getopt(argc, argv, "f:a:b:p:s:n:w:x:X:r:NB:LS:")) != -1) {
 		switch (opt) {
 		case 'f': famname = optarg; break;
 		case 'a': case 'b': addr_str = optarg; break;
@@ -726,6 +772,7 @@ int main(int argc, char **argv)
 		case 'L': limit_hs = 1; break;
 		case 'r': rounds = atoi(optarg); break;
 		case 'N': nonblocking_connect = 1; break;
+		case 'S': signal_usec = atoi(optarg); break;
 		default: return 2;
 		}
 	}

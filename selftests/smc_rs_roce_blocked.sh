@@ -59,6 +59,7 @@ if [ "$side" = server ]; then
 		timeout 150 smc_echo server -f smc -p "$port" -n "$conns"
 	run_test "$mine server counts the $conns fallbacks of the unconfirmable link" \
 		fallbacks_rose "$fallbacks"
+	[ "$mine" = smc_rs ] && run_test "smc_rs unloads after the unconfirmable links (server side)" unload_smc_rs
 	exit 0
 fi
 
@@ -72,4 +73,5 @@ run_test "$mine client's rxe received no RoCE packet while blocked" rxe_flat "$r
 run_test "RoCEv2 towards VM $SMC_VM passes again" unblock
 run_test "$mine client counts the $conns fallbacks of the unconfirmable link" \
 	fallbacks_rose "$fallbacks"
+[ "$mine" = smc_rs ] && run_test "smc_rs unloads after the unconfirmable links (client side)" unload_smc_rs
 exit 0

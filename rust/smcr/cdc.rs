@@ -9,6 +9,7 @@ use super::inject;
 use super::lgr::LinkGroup;
 use super::rejects::{self, Reject};
 use crate::sys::errno::{ECONNABORTED, ECONNRESET};
+use crate::wire::bufsize::rmb_wnd_update_limit;
 use crate::wire::cdc::{seq_before, CdcMsg, ProducerFlags, CDC_LEN};
 use crate::wire::close::CloseEvent;
 use crate::wire::cursor::{peer_consumer_advance, peer_producer_advance, CursorError};
@@ -236,6 +237,29 @@ pub(crate) fn post_locked(
         inject::after_cdc(f, &conn.lgr, &msg);
     }
     Ok(())
+}
+
+/// Whether the consumer cursor goes back to the peer now: once upstream's
+/// window update limit was read since the last update, or at once when the
+/// peer is blocked or asks for it -- not after every read.
+pub(crate) fn consumer_update_due(conn: &Conn, sh: &ConnShared) -> bool {
+    let limit = u64::from(rmb_wnd_update_limit(conn.rmb_size()));
+    let unsent = sh.rx_cons - sh.rx_cons_sent;
+    unsent > 0
+        && (unsent >= limit || sh.peer_flags.write_blocked || sh.peer_flags.cons_curs_upd_req)
+}
+
+/// Sends the consumer cursor after a read, and never fails the read (its
+/// bytes are the application's already): without a free send slot the
+/// connection queues for the next one, and the push that the completion
+/// handler runs for it then sends the update while it is still due (see
+/// `tx::push`). On a link that is down nobody waits for it. Any context.
+pub(crate) fn update_consumer(conn: &Conn) {
+    if let Ok(Some(slot)) = conn.lgr.get_slot_or_queue(conn.token) {
+        if post(conn, slot, ProducerFlags::default(), |_| {}).is_err() {
+            conn.lgr.put_slot(slot);
+        }
+    }
 }
 
 /// Sends a CDC message with the current cursors, waiting for a slot.

@@ -164,9 +164,9 @@ impl SlotWaiters {
         }
     }
 
-    /// Queues `token` unless it waits already. A connection that left
-    /// keeps its place until it comes up and is skipped then; more than a
-    /// link group's connections never wait.
+    /// Queues `token` unless it waits already. A connection that leaves
+    /// the link group is taken out ([`Self::forget`]), so no more than a
+    /// link group's connections ever wait and the queue never overflows.
     fn push(&mut self, token: u32) {
         let cap = self.tokens.len();
         let queued = (0..self.len).any(|k| self.tokens.get((self.head + k) % cap) == Some(&token));
@@ -177,6 +177,27 @@ impl SlotWaiters {
             *t = token;
             self.len += 1;
         }
+    }
+
+    /// Takes `token` out: a connection that leaves the link group gives
+    /// up its place, so that the queue never holds more than the link
+    /// group's live connections and a push is never dropped.
+    fn forget(&mut self, token: u32) {
+        let cap = self.tokens.len();
+        let mut kept = 0;
+        for k in 0..self.len {
+            let Some(&t) = self.tokens.get((self.head + k) % cap) else {
+                continue;
+            };
+            if t == token {
+                continue;
+            }
+            if let Some(dst) = self.tokens.get_mut((self.head + kept) % cap) {
+                *dst = t;
+            }
+            kept += 1;
+        }
+        self.len = kept;
     }
 
     fn pop(&mut self) -> Option<u32> {
@@ -606,6 +627,11 @@ impl LinkGroup {
         Ok(slot)
     }
 
+    /// A connection leaves the link group: it waits for no send slot.
+    pub(crate) fn forget_slot_waiter(&self, token: u32) {
+        self.tx.lock().waiters.forget(token);
+    }
+
     /// The next connection waiting for a send slot, while one is free.
     fn next_slot_waiter(&self) -> Option<u32> {
         if self.state() == LinkState::Down {
@@ -892,6 +918,7 @@ impl LinkGroup {
             let mut out: [Option<Arc<Conn>>; 16] = [const { None }; 16];
             let n = self.conns.lock().take_finished(&mut out);
             for c in out.iter().flatten() {
+                self.forget_slot_waiter(c.token);
                 if let Some(pair) = c.take_buffers() {
                     self.pool_buffers(pair);
                 }

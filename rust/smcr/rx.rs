@@ -17,7 +17,6 @@ use crate::sys::args::MsgHdr;
 use crate::sys::bindings as b;
 use crate::sys::errno::{EAGAIN, ECONNRESET, EINVAL};
 use crate::sys::net::Net;
-use crate::wire::bufsize::rmb_wnd_update_limit;
 use kernel::prelude::*;
 
 /// What a reader finds.
@@ -62,16 +61,6 @@ fn avail(conn: &Conn) -> Result<Avail> {
     Ok(Avail::Empty)
 }
 
-/// Whether the consumer cursor goes back to the peer now: once upstream's
-/// window update limit was read since the last update, or at once when the
-/// peer is blocked or asks for it -- not after every read.
-fn update_due(conn: &Conn, sh: &ConnShared) -> bool {
-    let limit = u64::from(rmb_wnd_update_limit(conn.rmb_size()));
-    let unsent = sh.rx_cons - sh.rx_cons_sent;
-    unsent > 0
-        && (unsent >= limit || sh.peer_flags.write_blocked || sh.peer_flags.cons_curs_upd_req)
-}
-
 /// Where stream position `pos` is in the RMB.
 fn rmb_offset(conn: &Conn, pos: u64) -> usize {
     (pos % u64::from(conn.rmb_size().max(1))) as usize
@@ -107,7 +96,8 @@ fn take_urgent_at_mark(conn: &Conn) -> Result {
             u.at_mark = true;
         }
     }
-    cdc::send(conn, |_| {})
+    cdc::update_consumer(conn);
+    Ok(())
 }
 
 /// Counts what a reader asking for `len` bytes finds: a full RMB, or
@@ -144,7 +134,12 @@ pub(crate) fn recv(
     let mut got = 0usize;
     while got < len {
         if !peek {
-            take_urgent_at_mark(conn)?;
+            if let Err(e) = take_urgent_at_mark(conn) {
+                if got == 0 {
+                    return Err(e);
+                }
+                break;
+            }
         }
         let n = match avail(conn) {
             Ok(Avail::Bytes(n)) => n,
@@ -207,18 +202,21 @@ pub(crate) fn recv(
         let (due, at_mark) = {
             let mut sh = conn.shared.lock();
             sh.rx_cons += copied as u64;
-            (update_due(conn, &sh), pending_mark(&sh) == Some(sh.rx_cons))
+            (cdc::consumer_update_due(conn, &sh), pending_mark(&sh) == Some(sh.rx_cons))
         };
         if at_mark {
-            // A read stops at the urgent mark, as TCP's does.
-            take_urgent_at_mark(conn)?;
+            // A read stops at the urgent mark, as TCP's does; the bytes
+            // before it are the caller's whatever happens to the mark.
+            let _ = take_urgent_at_mark(conn);
             break;
         }
         if copied < want {
             break;
         }
+        // The consumer update never fails the read: the cursor moved, the
+        // bytes are the caller's.
         if due {
-            cdc::send(conn, |_| {})?;
+            cdc::update_consumer(conn);
         }
     }
     Ok(got)

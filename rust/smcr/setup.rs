@@ -383,6 +383,7 @@ pub(crate) fn client_confirm_link(reg: &LgrRegistry, conn: &Conn) -> Result {
 pub(crate) fn client_abort(conn: Arc<Conn>, first_contact: bool) {
     let lgr = conn.lgr.clone();
     let removed = lgr.conns.lock().remove(conn.token);
+    lgr.forget_slot_waiter(conn.token);
     drop(removed);
     drop(conn);
     if first_contact {

@@ -216,7 +216,7 @@ fn push_locked(conn: &Conn) {
             Ok(true) => {}
             Ok(false) => {
                 conn.lgr.put_slot(slot);
-                return;
+                break;
             }
             Err(e) => {
                 conn.lgr.put_slot(slot);
@@ -224,6 +224,15 @@ fn push_locked(conn: &Conn) {
                 drop(sh);
                 conn.wake();
                 return;
+            }
+        }
+    }
+    // A reader's consumer update that found no free slot (the connection
+    // queued for one): it goes now, unless a data write above carried it.
+    if sh.error.is_none() && cdc::consumer_update_due(conn, &sh) {
+        if let Ok(Some(slot)) = conn.lgr.get_slot_or_queue(conn.token) {
+            if cdc::post_locked(conn, &mut sh, slot, ProducerFlags::default()).is_err() {
+                conn.lgr.put_slot(slot);
             }
         }
     }

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Send slots scarce and readers interrupted: each smc_rs side runs a fresh
+# link group with two send slots (net.smc.smcr_max_send_wr=2, the
+# minimum), and the client's threads get SIGALRM every 2 ms while 8
+# connections echo 4 MiB each (smc_echo -S; every EINTR is retried). A
+# read whose consumer update finds no free slot, or is interrupted while
+# waiting for one, must still return the bytes it took: smc_echo checks
+# every echo byte for byte, and nothing may hang. SMC-R is proven from
+# outside: rxe's counters carry the payload and the statistics count the
+# connections as SMC-Rv2 without fallback. Runs in a pair round with either
+# module on either side (upstream 6.12 has no smcr_max_send_wr: its side
+# keeps its own slots).
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+peer=10.10.0.$((3 - SMC_VM))
+counters=/sys/class/infiniband/rxe0/ports/1/hw_counters
+pair_tag=slots
+port=7430
+conns=8
+size=4194304
+[ "$side" = server ] && other=client || other=server
+pair_modules
+if [ "$mine" = smc_rs ]; then
+	# A fresh module: no link group with more slots to join.
+	run_test "smc_rs $side: loaded afresh with net.smc.smcr_max_send_wr=2" \
+		eval 'reload_smc_rs && "$here/tools/smc_ueid" add SMC-RS-TESTBED &&
+			sysctl -w net.smc.smcr_max_send_wr=2'
+fi
+pair_signal ready
+pair_await ready 120
+
+stat_conns=$(smc_stat "  SMC connections") stat_v2=$(smc_stat "    v2")
+stat_fback=$(smc_stat "  TCP fallback")
+sent_before=$(cat "$counters/sent_pkts") rcvd_before=$(cat "$counters/rcvd_pkts")
+total=$((conns * (size + 8)))
+
+if [ "$side" = server ]; then
+	run_test "$mine server, 2 send slots on smc_rs sides: $conns connections echoed (server side)" \
+		timeout 300 smc_echo server -f smc -p "$port" -n "$conns"
+else
+	run_test "$mine client, 2 send slots on smc_rs sides, SIGALRM every 2 ms: $conns x 4 MiB echoed intact -> $other_mod server" \
+		timeout 300 smc_echo client -f smc -a "$peer" -p "$port" -s "$size" -n "$conns" -w 90 -S 2000
+fi
+
+stats_moved() {
+	local c v f
+	c=$(smc_stat "  SMC connections") v=$(smc_stat "    v2") f=$(smc_stat "  TCP fallback")
+	echo "SMC connections $stat_conns -> $c, v2 $stat_v2 -> $v, fallback $stat_fback -> $f"
+	[ $((c - stat_conns)) -eq "$conns" ] && [ $((v - stat_v2)) -eq "$conns" ] && [ "$f" = "$stat_fback" ]
+}
+run_test "$mine $side: statistics count the $conns connections as SMC-Rv2, no fallback" stats_moved
+
+rxe_moved() {
+	local s r
+	s=$(cat "$counters/sent_pkts") r=$(cat "$counters/rcvd_pkts")
+	echo "rxe sent $sent_before -> $s, received $rcvd_before -> $r, for $total payload bytes each way"
+	[ $((s - sent_before)) -ge $((total / 4096)) ] && [ $((r - rcvd_before)) -ge $((total / 4096)) ]
+}
+run_test "$mine $side: rxe carried the payload in RoCE packets both ways" rxe_moved
+
+pair_signal done
+pair_await done 300
+if [ "$mine" = smc_rs ]; then
+	sysctl -w net.smc.smcr_max_send_wr=16 >/dev/null
+	run_test "smc_rs unloads after the scarce-slot echoes ($side side)" unload_smc_rs
+fi
+exit 0
