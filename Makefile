@@ -14,7 +14,7 @@ KPATH := $(shell source $(SCRIPTS)/lib.sh && kernel_path)
 
 PREFIX ?= /usr/local
 
-.PHONY: install all modules clippy kdir kernel setup clean help vm vm-pair check demo walkthrough bench host-test fuzz fuzz-long selftests-build selftests tools
+.PHONY: install all modules clippy kdir kernel setup clean help vm vm-pair check check-long demo walkthrough bench host-test fuzz fuzz-long selftests-build selftests tools
 
 all: modules
 
@@ -83,6 +83,12 @@ vm-pair: modules selftests-build tools
 check: setup
 	@$(SCRIPTS)/run-tests.sh
 
+# The same tests and assertions with soak counts: 20000 short and 1000
+# concurrent SMC-R connections, 10000 short ones in one VM, 20 s of fuzzing
+# per target (Documentation/testing.rst lists every count of both).
+check-long: setup
+	@SMC_CHECK_LONG=1 FUZZ_SHORT_SECS=20 $(SCRIPTS)/run-tests.sh
+
 # The main job: build, boot, and show an AF_SMC client and server talking.
 demo: setup
 	@$(SCRIPTS)/demo.sh
@@ -114,6 +120,7 @@ help:
 	@echo '  make clippy          lint the module with clippy (warnings are errors)'
 	@echo '  make -s kdir         print the path of the built kernel tree'
 	@echo '  make check           run all tests: cargo test + kselftests in the VMs'
+	@echo '  make check-long      the same tests at soak scale (more connections, longer fuzzing)'
 	@echo '  make install        module and tools (DESTDIR=, PREFIX=/usr/local)'
 	@echo '  make tools           build the operator tools (tools/target/release/smcss, smcr, smcd, smc_run, libsmc_preload.so)'
 	@echo '  make fuzz            short fuzzing pass over the wire parsers (fuzz-long: 10^7 runs each)'
