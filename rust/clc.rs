@@ -5,6 +5,7 @@
 
 use crate::ib::{find_smcr_v2_device, local_systemid, SmcrV2Device};
 use crate::smcr::conn::Conn;
+use crate::smcr::inject;
 use crate::smcr::setup::{
     client_abort, client_accept, client_confirm_link, server_accept, server_confirm,
     ClientProposal, LgrRegistry, ServerConn,
@@ -312,8 +313,9 @@ fn client_smcr(clc: &KernelSocket, o: &Offer, a: &SmcrAcceptConfirm) -> Result<C
         }
     };
     let mut buf = [0u8; MAX_MESSAGE_LEN];
-    let sent = cc
-        .confirm
+    let mut confirm = cc.confirm;
+    confirm.qp_mtu = inject::clc_qp_mtu(confirm.qp_mtu);
+    let sent = confirm
         .encode(&mut buf)
         .map_err(|_| Error::from(EINVAL))
         .and_then(|n| clc.send_all(buf.get(..n).ok_or(EINVAL)?));
@@ -396,8 +398,9 @@ fn server_smcr(clc: &KernelSocket, dev: &SmcrV2Device, cp: &ClientProposal) -> S
         Err(reason) => return declined(reason),
     };
     let mut buf = [0u8; MAX_MESSAGE_LEN];
-    let sent = sc
-        .accept
+    let mut accept = sc.accept;
+    accept.qp_mtu = inject::clc_qp_mtu(accept.qp_mtu);
+    let sent = accept
         .encode(&mut buf)
         .map_err(|_| Error::from(EINVAL))
         .and_then(|n| clc.send_all(buf.get(..n).ok_or(EINVAL)?));

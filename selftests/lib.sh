@@ -203,3 +203,10 @@ unload_smc_rs() {
 reload_smc_rs() {
 	unload_smc_rs && insmod "$SMC_TOP/smc_rs.ko"
 }
+
+# fresh_smc_rs: smc_rs loaded again with the bed's UEID and its debug
+# messages on: no link group left for a first contact to join.
+fresh_smc_rs() {
+	reload_smc_rs && "$SMC_TOP/selftests/tools/smc_ueid" add SMC-RS-TESTBED &&
+		{ echo "module smc_rs +p" >/sys/kernel/debug/dynamic_debug/control; } 2>/dev/null
+}

@@ -26,8 +26,7 @@ pair_modules
 if [ "$mine" = smc_rs ]; then
 	# A fresh module: no link group with more slots to join.
 	run_test "smc_rs $side: loaded afresh with net.smc.smcr_max_send_wr=2" \
-		eval 'reload_smc_rs && "$here/tools/smc_ueid" add SMC-RS-TESTBED &&
-			sysctl -w net.smc.smcr_max_send_wr=2'
+		eval 'fresh_smc_rs && sysctl -w net.smc.smcr_max_send_wr=2'
 fi
 pair_signal ready
 pair_await ready 120

@@ -14,6 +14,7 @@
 //! | 5 | after the CDC message, on its link, an LLC message of a type nobody handles and a TEST LINK with a wrong length |
 //! | 6 | after the CDC message, on its link, the link requests a link group with one link refuses: ADD LINK, REQ ADD LINK, DELETE LINK of another link id, CONFIRM LINK |
 //! | 7 | after the CDC message, on its link, an SMC-Rv2 DELETE RKEY request of 30 rkeys (128 bytes: longer than a receive slot's 48-byte buffer) |
+//! | 8 | not a CDC message: the next SMC-R CLC Accept or Confirm this side sends names `qp_mtu` 0 |
 //!
 //! 7 is well-formed: it tests that the peer receives long SMC-Rv2 LLC
 //! messages whole (see [`rxbufs`](super::rxbufs)). Other values do nothing. The copies of 2 and 3 also carry a producer cursor outside any ring: a
@@ -54,6 +55,8 @@ pub(crate) enum Fault {
     LinkRequests = 6,
     /// A well-formed LLC message longer than 48 bytes on the link.
     LongLlc = 7,
+    /// An SMC-R CLC Accept or Confirm with `qp_mtu` 0.
+    ZeroQpMtu = 8,
 }
 
 /// The fault armed now, if any (one relaxed load).
@@ -66,6 +69,7 @@ pub(crate) fn armed() -> Option<Fault> {
         5 => Some(Fault::MalformedLlc),
         6 => Some(Fault::LinkRequests),
         7 => Some(Fault::LongLlc),
+        8 => Some(Fault::ZeroQpMtu),
         _ => None,
     }
 }
@@ -74,6 +78,16 @@ pub(crate) fn armed() -> Option<Fault> {
 fn take(fault: Fault) -> bool {
     KNOB.compare_exchange(fault as u32, 0, Ordering::AcqRel, Ordering::Relaxed)
         .is_ok()
+}
+
+/// The `qp_mtu` of an SMC-R CLC Accept or Confirm about to be sent: `mtu`,
+/// or 0 when fault 8 is armed (then disarmed).
+pub(crate) fn clc_qp_mtu(mtu: u8) -> u8 {
+    if armed() != Some(Fault::ZeroQpMtu) || !take(Fault::ZeroQpMtu) {
+        return mtu;
+    }
+    smc_dbg!("inject: CLC message sent with qp_mtu 0");
+    0
 }
 
 /// Creates `smc_rs/` in debugfs with the knob, the counters of refused

@@ -23,8 +23,8 @@ use crate::sys::ticker::Ticker;
 use crate::sysctl::LgrParams;
 use crate::wire::bufsize;
 use crate::wire::clc::{
-    DeclineReason, FirstContactExt, GidList, LocalInfo, MsgType, SmcrAcceptConfirm, OS_LINUX,
-    SMC_FEATURE_MASK, SMC_RELEASE, SMC_V2,
+    valid_qp_mtu, DeclineReason, FirstContactExt, GidList, LocalInfo, MsgType, SmcrAcceptConfirm,
+    OS_LINUX, SMC_FEATURE_MASK, SMC_RELEASE, SMC_V2,
 };
 use crate::wire::lgr_match::LgrIdentity;
 use core::sync::atomic::{AtomicU32, Ordering};
@@ -274,6 +274,11 @@ pub(crate) fn client_accept(
     waker: ARef<TcpSock>,
 ) -> core::result::Result<ClientConn, DeclineReason> {
     let peer_rmb_size = bufsize::uncompress(a.rmbe_size);
+    // The peer's MTU goes to the device: only a valid one.
+    if a.first_contact && !valid_qp_mtu(a.qp_mtu) {
+        smc_dbg!("client: the Accept's qp_mtu {} is no IB MTU", a.qp_mtu);
+        return Err(DeclineReason::Other(DECL_ERR_RDYLNK));
+    }
     let lgr = if a.first_contact {
         let mut params = LgrParams::of(waker.net());
         params.max_conns = match a.fce {
@@ -600,6 +605,10 @@ pub(crate) fn server_confirm(
 ) -> core::result::Result<(), DeclineReason> {
     let lgr = &sc.conn.lgr;
     if sc.first_contact {
+        if !valid_qp_mtu(c.qp_mtu) {
+            smc_dbg!("server: the Confirm's qp_mtu {} is no IB MTU", c.qp_mtu);
+            return Err(DeclineReason::Other(DECL_ERR_RDYLNK));
+        }
         let limits = sc.accept.fce.map_or((0, 0), |f| (f.max_conns, f.max_links));
         lgr.record_peer(c, sc.accept.eid, limits);
         lgr.set_peer_qp(c.qpn, c.psn, c.local.mac, c.qp_mtu);

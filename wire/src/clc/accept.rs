@@ -55,6 +55,14 @@ pub struct SmcrAcceptConfirm {
     pub gid_list: Option<GidList>,
 }
 
+/// Whether `mtu` is an `enum ib_mtu` a queue pair can be set to
+/// (`IB_MTU_256` 1 to `IB_MTU_4096` 5). A peer's `qp_mtu` outside that
+/// range must not reach the device: 0 would make the path MTU of the
+/// smaller of both sides 0, which rxe turns into an MTU of -1.
+pub fn valid_qp_mtu(mtu: u8) -> bool {
+    (1..=5).contains(&mtu)
+}
+
 impl SmcrAcceptConfirm {
     /// Parses a complete SMC-R accept or confirm.
     ///
@@ -275,6 +283,16 @@ mod tests {
             ..c
         };
         assert_eq!(built, c);
+    }
+
+    #[test]
+    fn only_ib_mtus_are_valid() {
+        let valid: [bool; 16] = core::array::from_fn(|m| super::valid_qp_mtu(m as u8));
+        let want = [
+            false, true, true, true, true, true, false, false, false, false, false, false, false,
+            false, false, false,
+        ];
+        assert_eq!(valid, want);
     }
 
     #[test]

@@ -17,7 +17,7 @@ mod testdata;
 // In the kernel module, where `wire` is private, a re-export nothing uses
 // is an unused import: the kernel uses only some of these.
 #[allow(unused_imports)]
-pub use accept::SmcrAcceptConfirm;
+pub use accept::{valid_qp_mtu, SmcrAcceptConfirm};
 #[allow(unused_imports)]
 pub use decline::Decline;
 #[allow(unused_imports)]
