@@ -87,7 +87,7 @@ pub(crate) struct SmcSock {
     /// What the peer's decline said, for sock_diag.
     peer_diagnosis: AtomicU32,
     /// The SMC-R connection while the socket is in SMC-R mode, for
-    /// sock_diag (which cannot take the socket lock).
+    /// sock_diag and poll (which do not take the socket lock).
     #[pin]
     diag_conn: SpinLockBh<Option<Arc<Conn>>>,
     /// What poll, accept and TCP's SYN handling need of a listener.
@@ -471,7 +471,11 @@ impl SocketFamily for SmcSock {
         // after a fallback (the connect work item wakes them when done, a
         // listener when a connection is ready to be accepted).
         let mask = clc(sock).poll(pt);
-        if let Some(conn) = smcr_conn(sock) {
+        // Without the socket lock, as upstream's `smc_poll`: a sender or
+        // reader that sleeps holding it must not stall poll in other
+        // threads.
+        let conn = sock.sk().state().diag_conn.lock().clone();
+        if let Some(conn) = conn {
             return smcr_ops::poll_mask(&conn);
         }
         let state = sock.sk().state();
