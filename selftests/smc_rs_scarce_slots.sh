@@ -11,7 +11,9 @@
 # outside: rxe's counters carry the payload and the statistics count the
 # connections as SMC-Rv2 without fallback. Runs in a pair round with either
 # module on either side (upstream 6.12 has no smcr_max_send_wr: its side
-# keeps its own slots).
+# keeps its own slots). Then a client process that holds 48 connections is
+# killed with SIGKILL: every one of them must end at the server within
+# 15 s, and the module unloads.
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
@@ -21,6 +23,7 @@ pair_tag=slots
 port=7430
 conns=8
 size=4194304
+held_conns=48
 [ "$side" = server ] && other=client || other=server
 pair_modules
 if [ "$mine" = smc_rs ]; then
@@ -59,6 +62,33 @@ rxe_moved() {
 	[ $((s - sent_before)) -ge $((total / 4096)) ] && [ $((r - rcvd_before)) -ge $((total / 4096)) ]
 }
 run_test "$mine $side: rxe carried the payload in RoCE packets both ways" rxe_moved
+
+# kill -9 of a process that holds many connections: its kernel closes them
+# all at once, in a task with a fatal signal pending, over the two slots;
+# every peer must see its stream end within seconds (close flags that find
+# no free slot go with the next one).
+killed=$SMC_OUT/$pair_tag-killed held=$SMC_OUT/$pair_tag-held
+if [ "$side" = server ]; then
+	run_test "$mine server: the $held_conns connections of a client killed with SIGKILL all end within 15 s" \
+		timeout 400 python3 "$here/smc_kill9_peer.py" server 7431 "$held_conns" "$killed" 15
+else
+	kill9() {
+		local pid
+		python3 "$here/smc_kill9_peer.py" client "$peer" 7431 "$held_conns" "$held" &
+		pid=$!
+		for _ in $(seq 1200); do
+			[ -e "$held" ] && break
+			kill -0 "$pid" 2>/dev/null || return 1
+			sleep 0.1
+		done
+		[ -e "$held" ] || return 1
+		kill -9 "$pid"
+		touch "$killed"
+		wait "$pid"
+		[ $? = 137 ]
+	}
+	run_test "$mine client: a process holding $held_conns SMC-R connections (2 send slots) killed with SIGKILL" kill9
+fi
 
 pair_signal done
 pair_await done 300

@@ -262,16 +262,6 @@ pub(crate) fn update_consumer(conn: &Conn) {
     }
 }
 
-/// Sends a CDC message with the current cursors, waiting for a slot.
-pub(crate) fn send(conn: &Conn, update: impl FnOnce(&mut ConnShared)) -> Result {
-    let slot = conn.lgr.get_slot()?;
-    let r = post(conn, slot, ProducerFlags::default(), update);
-    if r.is_err() {
-        conn.lgr.put_slot(slot);
-    }
-    r
-}
-
 /// Sends a CDC message with the current cursors if a slot is free now
 /// (any context).
 pub(crate) fn send_nowait(conn: &Conn) -> Result {

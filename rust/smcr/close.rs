@@ -110,24 +110,15 @@ pub(crate) fn event(sh: &mut ConnShared, event: CloseEvent) -> Result<Deferred> 
 }
 
 /// Does what the machine left for process context (a socket call or the
-/// connection's work item): pushes the send buffer, announces new
-/// connection state flags, resets the clcsock, and frees the connection
-/// once it is closed and the socket let go of it.
+/// connection's work item): pushes the send buffer and announces new
+/// connection state flags (both by the push: the flags ride on the CDC
+/// message of the last bytes when there are any, an abort goes at once;
+/// without a free send slot they go with the next one, and nothing here
+/// waits for one), resets the clcsock, and frees the connection once it is
+/// closed and the socket let go of it.
 pub(crate) fn settle(conn: &Arc<Conn>) {
     super::tx::push(conn);
-    let (announce, reset) = {
-        let mut sh = conn.shared.lock();
-        // The flags ride on the CDC message of the last bytes when there
-        // are any; an abort goes at once.
-        let unannounced = sh.sent_state != sh.announced_state;
-        let announce = unannounced && (sh.tx_copied == sh.tx_prod || sh.sent_state.peer_conn_abort);
-        (announce, core::mem::take(&mut sh.clcsock_reset))
-    };
-    if announce {
-        // A link that is gone takes the flags with it; the clcsock's reset
-        // tells the peer then.
-        let _ = super::cdc::send(conn, |_| {});
-    }
+    let reset = core::mem::take(&mut conn.shared.lock().clcsock_reset);
     if reset {
         conn.waker.abort();
     }

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Both ends of a process killed with SIGKILL while it holds many AF_SMC
+connections: its kernel closes them all at once, from a task with a fatal
+signal pending, and every peer must see the end of its stream.
+
+    smc_kill9_peer.py client PEER PORT N HELD_FILE
+        connects N AF_SMC sockets, sends 1 byte on each, creates HELD_FILE
+        and sleeps (until it is killed).
+    smc_kill9_peer.py server PORT N KILLED_FILE SECS
+        accepts N connections and reads their byte, waits (up to 300 s) for
+        KILLED_FILE, then waits up to SECS seconds for every connection to
+        end (EOF or ECONNRESET); prints how many ended and when, exit 0 when
+        all did."""
+import os
+import select
+import socket
+import sys
+import time
+
+AF_SMC = 43
+
+
+def client(peer, port, n, held):
+    socks = []
+    deadline = time.time() + 90
+    while len(socks) < n:
+        s = socket.socket(AF_SMC, socket.SOCK_STREAM, 0)
+        try:
+            s.connect((peer, port))
+        except (ConnectionRefusedError, OSError):
+            s.close()
+            if time.time() > deadline:
+                raise
+            time.sleep(0.2)
+            continue
+        s.sendall(b"x")
+        socks.append(s)
+    open(held, "w").close()
+    while True:
+        time.sleep(60)
+
+
+def server(port, n, killed, secs):
+    ls = socket.socket(AF_SMC, socket.SOCK_STREAM, 0)
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind(("0.0.0.0", port))
+    ls.listen(n)
+    ls.settimeout(120)
+    socks = []
+    for _ in range(n):
+        c, _ = ls.accept()
+        c.settimeout(60)
+        if c.recv(1) != b"x":
+            print("a connection did not send its byte")
+            return 1
+        c.setblocking(False)
+        socks.append(c)
+    for _ in range(3000):
+        if os.path.exists(killed):
+            break
+        time.sleep(0.1)
+    else:
+        print("the client was not killed")
+        return 1
+    # This VM's clock, not the file's time: the other VM wrote it.
+    t0 = time.time()
+    open_socks = set(socks)
+    last = 0.0
+    while open_socks and time.time() < t0 + secs:
+        ready, _, _ = select.select(list(open_socks), [], [], 0.5)
+        for s in ready:
+            try:
+                data = s.recv(4096)
+            except ConnectionResetError:
+                data = b""
+            except BlockingIOError:
+                continue
+            if not data:
+                open_socks.discard(s)
+                last = time.time() - t0
+    ended = n - len(open_socks)
+    print(f"{ended} of {n} connections ended, the last {last:.1f} s after the kill")
+    return 0 if not open_socks else 1
+
+
+def main():
+    if sys.argv[1] == "client":
+        return client(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])
+    return server(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], float(sys.argv[5]))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
