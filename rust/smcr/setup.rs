@@ -13,7 +13,6 @@ use super::lgr::{LinkGroup, LinkState, PeerLink, Role};
 use super::llc;
 use crate::ib::{DeviceUsers, SmcIbDevice, SmcrV2Device};
 use crate::stats::tech::{self, BufferSource, Dir};
-use crate::sys::errno::ENOSPC;
 use crate::sys::ib::buf::DmaBuf;
 use crate::sys::ib::mr::{MrAccess, RegisteredBuf};
 use crate::sys::print::smc_dbg;
@@ -40,14 +39,12 @@ const DECL_MEM: u32 = 0x0101_0000;
 const DECL_NOSRVLINK: u32 = 0x030b_0000;
 const DECL_ERR_RDYLNK: u32 = 0x0999_0002;
 const DECL_ERR_REGBUF: u32 = 0x0999_0003;
-/// Link groups kept at once.
-const MAX_LGRS: usize = 64;
 
 /// The link groups of this host.
 #[pin_data]
 pub(crate) struct LgrRegistry {
     #[pin]
-    lgrs: Mutex<[Option<Arc<LinkGroup>>; MAX_LGRS]>,
+    lgrs: Mutex<KVec<Option<Arc<LinkGroup>>>>,
     /// Held by a client from the Accept until its connection is on a link
     /// group in the registry: a later connection the server puts on the
     /// same link group finds it there (upstream's client lgr pending lock).
@@ -70,7 +67,7 @@ pub(crate) type PendingGuard<'a> =
 impl LgrRegistry {
     pub(crate) fn new() -> impl PinInit<Self> {
         pin_init!(LgrRegistry {
-            lgrs <- new_mutex!([const { None }; MAX_LGRS], "LgrRegistry::lgrs"),
+            lgrs <- new_mutex!(KVec::new(), "LgrRegistry::lgrs"),
             client_pending <- new_mutex!((), "LgrRegistry::client_pending"),
             server_pending <- new_mutex!((), "LgrRegistry::server_pending"),
             keeper <- Ticker::new(crate::clc::keep_link_groups, keepalive::TICK_MS),
@@ -138,8 +135,11 @@ impl LgrRegistry {
                 }
             }
         }
-        let free = lgrs.iter_mut().find(|s| s.is_none()).ok_or(ENOSPC)?;
-        *free = Some(lgr);
+        // No fixed size: the table grows when every slot is taken.
+        match lgrs.iter_mut().find(|s| s.is_none()) {
+            Some(free) => *free = Some(lgr),
+            None => lgrs.push(Some(lgr), GFP_KERNEL)?,
+        }
         drop(lgrs);
         self.keeper.kick();
         for l in dead.iter() {
@@ -151,7 +151,7 @@ impl LgrRegistry {
     /// The live link groups, for operators' listings.
     pub(crate) fn link_groups(&self) -> Result<KVec<Arc<LinkGroup>>> {
         let lgrs = self.lgrs.lock();
-        let mut out = KVec::with_capacity(MAX_LGRS, GFP_KERNEL)?;
+        let mut out = KVec::with_capacity(lgrs.len(), GFP_KERNEL)?;
         for l in lgrs.iter().flatten() {
             if l.state() != LinkState::Down {
                 out.push(l.clone(), GFP_KERNEL)?;
@@ -189,11 +189,23 @@ impl LgrRegistry {
     /// Looks after every link group (TEST LINK, linger, links gone down);
     /// runs again while there are link groups.
     pub(crate) fn keep(&self) {
-        let mut all: [Option<Arc<LinkGroup>>; MAX_LGRS] = [const { None }; MAX_LGRS];
-        for (dst, src) in all.iter_mut().zip(self.lgrs.lock().iter()) {
-            dst.clone_from(src);
-        }
-        for lgr in all.iter().flatten() {
+        let all = {
+            let lgrs = self.lgrs.lock();
+            let mut all = KVec::with_capacity(lgrs.len(), GFP_KERNEL);
+            if let Ok(all) = all.as_mut() {
+                for l in lgrs.iter().flatten() {
+                    // Within the capacity reserved above: never fails.
+                    let _ = all.push(l.clone(), GFP_ATOMIC);
+                }
+            }
+            all
+        };
+        // Without memory this time, the next tick looks after them.
+        let Ok(all) = all else {
+            self.keeper.kick();
+            return;
+        };
+        for lgr in all.iter() {
             if lgr.keep() == Verdict::End {
                 let mut lgrs = self.lgrs.lock();
                 let slot = lgrs
