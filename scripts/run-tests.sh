@@ -184,14 +184,15 @@ vm_run single single smc_rs "$scale $t/smc_rs_single.sh"
 #     CLC, silent clients, the handshake limitation;
 #  2. the SMC-R data path with smc_rs serving upstream's client, RoCE
 #     blocked towards the client (fallback, data intact), two send slots
-#     with the client's readers interrupted by signals, then smc_rs
+#     with the client's readers interrupted by signals, abortive-close
+#     churn (every word the server reads is its connection's), then smc_rs
 #     receiving with one scatter/gather entry per request (as on RNICs with
 #     max_recv_sge 1) and IPv6 clients to IPv4-mapped addresses;
 #  3. the same with the roles swapped (upstream serves on VM 2), ending with
 #     the smc_rs client's orphaned connection (60 s);
 #  4. the rxe devices gone: negotiation only, both sides agree on TCP.
 more="$t/smc_rs_rxsge.sh $t/smc_rs_v4mapped.sh"
-smcr="$t/smc_rs_smcr.sh $t/smc_rs_roce_blocked.sh $t/smc_rs_scarce_slots.sh $more"
+smcr="$t/smc_rs_smcr.sh $t/smc_rs_roce_blocked.sh $t/smc_rs_scarce_slots.sh $t/smc_rs_abort_churn.sh $more"
 mixed="$scale $round 1-pair $t/smc_rs_pair.sh;
 $round 2-smcr-server $smcr;
 $round 3-smcr-client --server-vm 2 $smcr $t/smc_rs_orphan.sh;
@@ -202,10 +203,11 @@ vm_timeout=3600 vm_run mixed pair smc_rs "$mixed" upstream "$mixed"
 # without LD_PRELOAD), the echoes with more concurrent connections than
 # link groups take and many short ones, hostile input on the link (one
 # side's fault injection knob), RoCE blocked towards the client, scarce
-# send slots, a CLC qp_mtu of 0 each way, the two of round 2 above; then a round
+# send slots, abortive-close churn, a CLC qp_mtu of 0 each way, the two of
+# round 2 above; then a round
 # captured on the wire and decoded by Wireshark's dissectors, with the
 # idle link's TEST LINK exchange.
-both="$scale $round 1-smcr-both $t/smc_rs_semantics_pair.sh $t/smc_run_bpf.sh $t/smc_rs_smcr.sh $t/smc_rs_hostile.sh $t/smc_rs_roce_blocked.sh $t/smc_rs_scarce_slots.sh $t/smc_rs_bad_mtu.sh $more;
+both="$scale $round 1-smcr-both $t/smc_rs_semantics_pair.sh $t/smc_run_bpf.sh $t/smc_rs_smcr.sh $t/smc_rs_hostile.sh $t/smc_rs_roce_blocked.sh $t/smc_rs_scarce_slots.sh $t/smc_rs_abort_churn.sh $t/smc_rs_bad_mtu.sh $more;
 $round 2-capture $t/smc_rs_capture.sh"
 vm_timeout=3600 vm_run smcr-both pair smc_rs "$both" smc_rs "$both"
 

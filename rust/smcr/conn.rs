@@ -279,9 +279,17 @@ impl Conn {
         // (as upstream's completion handler sends them): no work item, no
         // thread to wake.
         let corked = sh.tx_fin == sh.tx_prod && sh.tx_copied > sh.tx_prod;
+        // The last write of a closed orphan completed: it can be freed now
+        // (process context: the work item).
+        let done = sh.tx_fin == sh.tx_prod
+            && sh.close.closed()
+            && self.orphaned.load(Ordering::Acquire);
         drop(sh);
         if corked {
             super::tx::push(self);
+        }
+        if done {
+            self.schedule_push();
         }
         if wake {
             self.wake();
@@ -321,10 +329,17 @@ impl Conn {
         self.orphaned.store(true, Ordering::Release);
     }
 
-    /// Closed by the socket, and by the peer or an abort: nothing can
-    /// reach the buffers any more.
+    /// Closed by the socket, and by the peer or an abort, and every RDMA
+    /// WRITE this side posted from the send buffer completed (an abort goes
+    /// straight to closed while they may still be on their way): nothing
+    /// can reach the buffers any more. Writes flushed by a link that went
+    /// down never complete: such a connection stays until its link group
+    /// ends, which destroys the queue pair before it takes the buffers.
     pub(crate) fn finished(&self) -> bool {
-        self.orphaned.load(Ordering::Acquire) && self.shared.lock().close.closed()
+        self.orphaned.load(Ordering::Acquire) && {
+            let sh = self.shared.lock();
+            sh.close.closed() && sh.tx_fin == sh.tx_prod
+        }
     }
 
     /// One keeper tick for a connection whose socket closed while bytes

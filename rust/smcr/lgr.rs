@@ -914,6 +914,11 @@ impl LinkGroup {
     /// write into their buffers any more, which go back to the pool
     /// (process context).
     pub(crate) fn reap(&self) {
+        // A link that went down may still have writes on its queue pair
+        // that read these buffers: they stay until `terminate` destroyed it.
+        if self.state() == LinkState::Down {
+            return;
+        }
         loop {
             let mut out: [Option<Arc<Conn>>; 16] = [const { None }; 16];
             let n = self.conns.lock().take_finished(&mut out);
