@@ -16,11 +16,11 @@ use crate::sys::ib::device::{DeviceListLock, GidEntry, IbDevice};
 use crate::sys::ib::event::{IbEvent, IbEventRegistration, IbEventSink};
 use crate::sys::net::Net;
 use crate::sys::print::smc_dbg;
-use crate::sys::sync::RcuPointer;
+use crate::sys::sync::{new_spinlock_bh, RcuPointer, SpinLockBh};
 use core::fmt;
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::prelude::*;
-use kernel::sync::Arc;
+use kernel::sync::{new_condvar, Arc, CondVar};
 use kernel::types::ARef;
 use pnet::{PnetId, PNETID_LEN};
 
@@ -76,11 +76,44 @@ impl SmcIbPort {
 }
 
 /// An RDMA device SMC-R may use.
+#[pin_data]
 pub(crate) struct SmcIbDevice {
     dev: ARef<IbDevice>,
     ports: KVec<SmcIbPort>,
     /// ib_core took the device away: not to be picked any more.
     removed: AtomicBool,
+    /// The [`DeviceHold`]s: link groups whose verbs objects are on it.
+    #[pin]
+    holds: SpinLockBh<usize>,
+    /// Signalled when the last hold goes.
+    #[pin]
+    holds_gone: CondVar,
+}
+
+/// A link group's hold on its device: its verbs objects (PD, CQs, queue
+/// pair, memory regions) are on it, and ib_core's removal of the device
+/// waits until every hold is gone -- also those of link groups that no
+/// registry lists (in their handshake, or just taken out by the keeper),
+/// as upstream counts the links per device. Kept with the verbs objects,
+/// so that it goes when they go. Any context.
+pub(crate) struct DeviceHold(Arc<SmcIbDevice>);
+
+impl DeviceHold {
+    /// Holds `dev`.
+    pub(crate) fn new(dev: &Arc<SmcIbDevice>) -> Self {
+        *dev.holds.lock() += 1;
+        DeviceHold(dev.clone())
+    }
+}
+
+impl Drop for DeviceHold {
+    fn drop(&mut self) {
+        let mut n = self.0.holds.lock();
+        *n = n.saturating_sub(1);
+        if *n == 0 {
+            self.0.holds_gone.notify_all();
+        }
+    }
 }
 
 impl SmcIbDevice {
@@ -232,12 +265,14 @@ impl IbClientOps for SmcIbClient {
             caps.max_mr_size,
             caps.page_size_cap
         );
-        let device = Arc::new(
-            SmcIbDevice {
+        let device = Arc::pin_init(
+            pin_init!(SmcIbDevice {
                 dev: ARef::from(dev),
                 ports,
                 removed: AtomicBool::new(false),
-            },
+                holds <- new_spinlock_bh!(0, "SmcIbDevice::holds"),
+                holds_gone <- new_condvar!("SmcIbDevice::holds_gone"),
+            }),
             GFP_KERNEL,
         )?;
         let events = IbEventRegistration::new(dev, device.clone())?;
@@ -270,6 +305,15 @@ impl IbClientOps for SmcIbClient {
         if let Some(users) = USERS.read(|u| u.cloned()) {
             users.device_removed(&entry.device);
         }
+        // Link groups the users could not end (in their handshake, or
+        // being ended elsewhere) end within their handshake's timeouts:
+        // nothing may use the device once this returns.
+        let mut holds = entry.device.holds.lock();
+        while *holds > 0 {
+            smc_dbg!("ib: {} waits for {} link group(s)", Name(dev), *holds);
+            entry.device.holds_gone.wait(&mut holds);
+        }
+        drop(holds);
         let _ = update_devices(None, Some(&entry.device));
         drop(entry);
     }

@@ -182,6 +182,35 @@ smc_stat() {
 		awk -v l="$1" 'index($0, l " ") == 1 { sub(/^ +/, "", $0); n = split(l, w, " "); print $(n + 1); exit }'
 }
 
+# SMC-R evidence from outside the module: before_smcr notes the statistics
+# (as `smcr -d stats` reads them from either module) and rxe's packet
+# counters; smcr_stats_moved N then checks N more SMC-Rv2 connections, no
+# handshake error and no fallback, rxe_moved BYTES that rxe carried at
+# least BYTES each way in RoCE packets of at most 4 KiB.
+rxe_counters=/sys/class/infiniband/rxe0/ports/1/hw_counters
+before_smcr() {
+	stat_conns=$(smc_stat "  SMC connections") stat_v2=$(smc_stat "    v2")
+	stat_hs_err=$(smc_stat "  Handshake errors") stat_fback=$(smc_stat "  TCP fallback")
+	sent_before=$(cat "$rxe_counters/sent_pkts") rcvd_before=$(cat "$rxe_counters/rcvd_pkts")
+}
+
+smcr_stats_moved() {
+	local c v h f
+	"$SMC_TOP/tools/target/release/smcr" -d stats
+	c=$(smc_stat "  SMC connections") v=$(smc_stat "    v2")
+	h=$(smc_stat "  Handshake errors") f=$(smc_stat "  TCP fallback")
+	echo "SMC connections $stat_conns -> $c, v2 $stat_v2 -> $v, handshake errors $stat_hs_err -> $h, fallback $stat_fback -> $f (want +$1)"
+	[ $((c - stat_conns)) -eq "$1" ] && [ $((v - stat_v2)) -eq "$1" ] &&
+		[ "$h" = "$stat_hs_err" ] && [ "$f" = "$stat_fback" ]
+}
+
+rxe_moved() {
+	local s r
+	s=$(cat "$rxe_counters/sent_pkts") r=$(cat "$rxe_counters/rcvd_pkts")
+	echo "rxe sent $sent_before -> $s, received $rcvd_before -> $r, for $1 payload bytes each way"
+	[ $((s - sent_before)) -ge $(($1 / 4096)) ] && [ $((r - rcvd_before)) -ge $(($1 / 4096)) ]
+}
+
 # smc_lgr_ids: the ids of the SMC-R link groups `smcr linkgroup` lists.
 smc_lgr_ids() {
 	"$SMC_TOP/tools/target/release/smcr" linkgroup | awk '$2 == "SERV" || $2 == "CLNT" { print $1 }'

@@ -69,12 +69,7 @@ if [ "$mine" = smc_rs ]; then
 		eval "before_$c=\$(counter $c)"
 	done
 fi
-stat_conns=$(smc_stat "  SMC connections")
-stat_v2=$(smc_stat "    v2")
-stat_hs_err=$(smc_stat "  Handshake errors")
-stat_fback=$(smc_stat "  TCP fallback")
-sent_before=$(cat "$counters/sent_pkts")
-rcvd_before=$(cat "$counters/rcvd_pkts")
+before_smcr
 lgrs_before=$(smc_lgr_ids | sort | tr '\n' ' ')
 [ "$long" = 1 ] && echo 7 >"$dbg/inject"
 
@@ -94,24 +89,9 @@ fi
 
 # The statistics count $conns more SMC-Rv2 connections of this side, no
 # handshake error and no fallback.
-stats_moved() {
-	local c v h f
-	"$SMC_TOP/tools/target/release/smcr" -d stats
-	c=$(smc_stat "  SMC connections") v=$(smc_stat "    v2")
-	h=$(smc_stat "  Handshake errors") f=$(smc_stat "  TCP fallback")
-	echo "SMC connections $stat_conns -> $c, v2 $stat_v2 -> $v, handshake errors $stat_hs_err -> $h, fallback $stat_fback -> $f"
-	[ $((c - stat_conns)) -eq "$conns" ] && [ $((v - stat_v2)) -eq "$conns" ] &&
-		[ "$h" = "$stat_hs_err" ] && [ "$f" = "$stat_fback" ]
-}
-run_test "$mine $side: statistics count $conns more SMC-Rv2 connections, no handshake error, no fallback" stats_moved
-
-rxe_moved() {
-	local s r
-	s=$(cat "$counters/sent_pkts") r=$(cat "$counters/rcvd_pkts")
-	echo "rxe sent $sent_before -> $s, received $rcvd_before -> $r, for $total payload bytes each way"
-	[ $((s - sent_before)) -ge $((total / 4096)) ] && [ $((r - rcvd_before)) -ge $((total / 4096)) ]
-}
-run_test "$mine $side: rxe carried the payload in RoCE packets both ways" rxe_moved
+run_test "$mine $side: statistics count $conns more SMC-Rv2 connections, no handshake error, no fallback" \
+	smcr_stats_moved "$conns"
+run_test "$mine $side: rxe carried the payload in RoCE packets both ways" rxe_moved "$total"
 
 # moved NAME WANT: debugfs counter NAME moved by WANT since the start.
 moved() {

@@ -18,7 +18,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
 peer=10.10.0.$((3 - SMC_VM))
-counters=/sys/class/infiniband/rxe0/ports/1/hw_counters
 pair_tag=slots
 port=7430
 conns=8
@@ -34,9 +33,7 @@ fi
 pair_signal ready
 pair_await ready 120
 
-stat_conns=$(smc_stat "  SMC connections") stat_v2=$(smc_stat "    v2")
-stat_fback=$(smc_stat "  TCP fallback")
-sent_before=$(cat "$counters/sent_pkts") rcvd_before=$(cat "$counters/rcvd_pkts")
+before_smcr
 total=$((conns * (size + 8)))
 
 if [ "$side" = server ]; then
@@ -47,21 +44,9 @@ else
 		timeout 300 smc_echo client -f smc -a "$peer" -p "$port" -s "$size" -n "$conns" -w 90 -S 2000
 fi
 
-stats_moved() {
-	local c v f
-	c=$(smc_stat "  SMC connections") v=$(smc_stat "    v2") f=$(smc_stat "  TCP fallback")
-	echo "SMC connections $stat_conns -> $c, v2 $stat_v2 -> $v, fallback $stat_fback -> $f"
-	[ $((c - stat_conns)) -eq "$conns" ] && [ $((v - stat_v2)) -eq "$conns" ] && [ "$f" = "$stat_fback" ]
-}
-run_test "$mine $side: statistics count the $conns connections as SMC-Rv2, no fallback" stats_moved
-
-rxe_moved() {
-	local s r
-	s=$(cat "$counters/sent_pkts") r=$(cat "$counters/rcvd_pkts")
-	echo "rxe sent $sent_before -> $s, received $rcvd_before -> $r, for $total payload bytes each way"
-	[ $((s - sent_before)) -ge $((total / 4096)) ] && [ $((r - rcvd_before)) -ge $((total / 4096)) ]
-}
-run_test "$mine $side: rxe carried the payload in RoCE packets both ways" rxe_moved
+run_test "$mine $side: statistics count the $conns connections as SMC-Rv2, no fallback" \
+	smcr_stats_moved "$conns"
+run_test "$mine $side: rxe carried the payload in RoCE packets both ways" rxe_moved "$total"
 
 # kill -9 of a process that holds many connections: its kernel closes them
 # all at once, in a task with a fatal signal pending, over the two slots;

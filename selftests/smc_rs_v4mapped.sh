@@ -47,11 +47,7 @@ conns6=0
 [ "$server_mod" = smc_rs ] && conns6=1
 total=$((4096 + 8388608 + 1048576 + 3 * 8 + conns6 * (1048576 + 8)))
 
-stat_conns=$(smc_stat "  SMC connections")
-stat_v2=$(smc_stat "    v2")
-stat_fback=$(smc_stat "  TCP fallback")
-sent_before=$(cat "$counters/sent_pkts")
-rcvd_before=$(cat "$counters/rcvd_pkts")
+before_smcr
 
 # smcss_row PATTERN: smcss -R lists an ACTIVE SMC-R connection whose
 # remote address matches PATTERN (an extended regex, port included).
@@ -112,22 +108,9 @@ else
 fi
 
 # The statistics count every connection as SMC-Rv2 and none fell back.
-stats_moved() {
-	local c v f want=$((conns + conns6))
-	"$SMC_TOP/tools/target/release/smcr" -d stats
-	c=$(smc_stat "  SMC connections") v=$(smc_stat "    v2") f=$(smc_stat "  TCP fallback")
-	echo "SMC connections $stat_conns -> $c, v2 $stat_v2 -> $v, fallback $stat_fback -> $f (want +$want)"
-	[ $((c - stat_conns)) -eq "$want" ] && [ $((v - stat_v2)) -eq "$want" ] && [ "$f" = "$stat_fback" ]
-}
-run_test "$mine $side: statistics count the $((conns + conns6)) IPv4-mapped connections as SMC-Rv2, no fallback" stats_moved
-
-rxe_moved() {
-	local s r
-	s=$(cat "$counters/sent_pkts") r=$(cat "$counters/rcvd_pkts")
-	echo "rxe sent $sent_before -> $s, received $rcvd_before -> $r, for $total payload bytes each way"
-	[ $((s - sent_before)) -ge $((total / 4096)) ] && [ $((r - rcvd_before)) -ge $((total / 4096)) ]
-}
-run_test "$mine $side: rxe carried the IPv4-mapped connections' payload both ways" rxe_moved
+run_test "$mine $side: statistics count the $((conns + conns6)) IPv4-mapped connections as SMC-Rv2, no fallback" \
+	smcr_stats_moved $((conns + conns6))
+run_test "$mine $side: rxe carried the IPv4-mapped connections' payload both ways" rxe_moved "$total"
 
 pair_signal done
 pair_await done >/dev/null 2>&1

@@ -18,7 +18,7 @@ use super::conn::{Conn, ConnTable, CONNS_PER_LGR};
 use super::keepalive::Activity;
 use super::rxbufs::{self, RxLayout, WR_BUF_V2_SIZE};
 use super::slots::Slots;
-use crate::ib::SmcrV2Device;
+use crate::ib::{DeviceHold, SmcrV2Device};
 use crate::sys::errno::{EAGAIN, EBUSY, EINVAL, ENOLINK, ENOMEM, ETIMEDOUT};
 use crate::sys::ib::buf::DmaBuf;
 use crate::sys::ib::cq::Cq;
@@ -303,6 +303,11 @@ pub(crate) struct LinkGroup {
     /// What the link group took from the `net.smc` sysctls when it was
     /// made, and the connection limit agreed in the CLC handshake.
     pub(crate) params: LgrParams,
+    /// The hold on the device, let go last (by `terminate`, after the
+    /// queue pair, the buffers and the other verbs objects went; the last
+    /// field, so also last when the link group is dropped).
+    #[pin]
+    hold: Mutex<Option<DeviceHold>>,
 }
 
 impl LinkGroup {
@@ -317,6 +322,9 @@ impl LinkGroup {
         params: LgrParams,
     ) -> Result<Arc<Self>> {
         let ibdev = dev.device.ib();
+        // Before the first verbs object: a removal of the device from here
+        // on waits for this link group.
+        let hold = DeviceHold::new(&dev.device);
         let pd = Pd::new(ibdev)?;
         let mut slots = Slots::wanted(&params);
         let send_cq = Cq::new(ibdev, slots.tx * WR_PER_SLOT + 2, 0)?;
@@ -367,6 +375,7 @@ impl LinkGroup {
                 reg_lock <- new_mutex!((), "LinkGroup::reg_lock"),
                 pool <- new_mutex!(KVec::new(), "LinkGroup::pool"),
                 about <- super::info::new_about(),
+                hold <- new_mutex!(Some(hold), "LinkGroup::hold"),
                 conns <- new_spinlock_bh!(ConnTable::new(), "LinkGroup::conns"),
                 activity: Activity::new(),
                 params,
@@ -908,6 +917,8 @@ impl LinkGroup {
         drop(pooled);
         let verbs = self.verbs.lock().take();
         drop(verbs);
+        let hold = self.hold.lock().take();
+        drop(hold);
     }
 
     /// Frees the connections that are closed on both sides: nobody can
