@@ -6,7 +6,7 @@
 
 use super::pnet::PNETID_LEN;
 use super::{with_devices, SmcIbDevice};
-use crate::smcr::info::IBNAME_LEN;
+use crate::sys::diag::IBNAME_LEN;
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 use kernel::sync::Arc;

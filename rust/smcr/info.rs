@@ -8,14 +8,12 @@
 
 use super::conn::{cursor_of, Conn};
 use super::lgr::{LinkGroup, LinkState, Role};
+use crate::sys::diag::{ConnDiag, LinkDiag, GID_TEXT_LEN, IBNAME_LEN};
 use crate::sys::sync::SpinLockBh;
 use crate::wire::clc::SmcrAcceptConfirm;
-use crate::wire::cursor::Cursor;
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 
-/// `IB_DEVICE_NAME_MAX`: bytes of an RDMA device name, NUL included.
-pub(crate) const IBNAME_LEN: usize = 64;
 /// Upstream's `SMC_LGR_SINGLE`: one link, no second one possible.
 pub(crate) const LGR_TYPE_SINGLE: u8 = 1;
 /// Upstream's `enum smc_link_state`.
@@ -133,30 +131,6 @@ impl LinkGroup {
     }
 }
 
-/// smc_diag's `struct smc_diag_conninfo`, in our terms.
-pub(crate) struct ConnDiag {
-    pub(crate) token: u32,
-    pub(crate) sndbuf_size: u32,
-    pub(crate) rmbe_size: u32,
-    pub(crate) peer_rmbe_size: u32,
-    /// The peer's cursors in the last CDC message received: its producer
-    /// in our RMB, its consumer in its own.
-    pub(crate) rx_prod: Cursor,
-    pub(crate) rx_cons: Cursor,
-    /// Our cursors in the last CDC message sent.
-    pub(crate) tx_prod: Cursor,
-    pub(crate) tx_cons: Cursor,
-    pub(crate) rx_prod_flags: u8,
-    pub(crate) rx_conn_state_flags: u8,
-    pub(crate) tx_prod_flags: u8,
-    pub(crate) tx_conn_state_flags: u8,
-    /// Send buffer cursors: filled by the application, written to the
-    /// peer, confirmed by the device.
-    pub(crate) tx_prep: Cursor,
-    pub(crate) tx_sent: Cursor,
-    pub(crate) tx_fin: Cursor,
-}
-
 impl Conn {
     /// The connection's buffers and cursors. Any context.
     pub(crate) fn diag(&self) -> ConnDiag {
@@ -183,17 +157,6 @@ impl Conn {
     }
 }
 
-/// smc_diag's `struct smc_diag_lgrinfo` (its one link), in our terms.
-pub(crate) struct LinkDiag {
-    pub(crate) link_id: u8,
-    pub(crate) ibname: [u8; IBNAME_LEN],
-    pub(crate) ibport: u8,
-    /// GIDs as text, `smc_gid_be16_convert`'s format, NUL terminated.
-    pub(crate) gid: [u8; GID_TEXT_LEN],
-    pub(crate) peer_gid: [u8; GID_TEXT_LEN],
-    pub(crate) role: u8,
-}
-
 impl LinkGroup {
     /// The link of a live link group (`None` once it went down). Any
     /// context.
@@ -211,10 +174,6 @@ impl LinkGroup {
         })
     }
 }
-
-/// Bytes of a GID as text: eight groups of four hex digits, seven colons
-/// and a NUL.
-pub(crate) const GID_TEXT_LEN: usize = 40;
 
 /// A GID as upstream's `smc_gid_be16_convert` writes it:
 /// `%04x:%04x:...` of its eight big-endian 16-bit words.

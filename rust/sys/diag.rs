@@ -8,7 +8,7 @@ use super::bindings;
 use super::errno::EMSGSIZE;
 use super::registration::for_each_sock;
 use super::sock::{SmcSk, SockState};
-use crate::smcr::info::{ConnDiag, LinkDiag};
+use crate::wire::cursor::Cursor;
 use core::ffi::c_int;
 use core::marker::PhantomData;
 use kernel::error::Result;
@@ -33,6 +33,48 @@ pub(crate) struct DiagInfo {
     /// Its link, when asked for and the link group is live
     /// (`SMC_DIAG_LGRINFO`).
     pub(crate) link: Option<LinkDiag>,
+}
+
+/// `IB_DEVICE_NAME_MAX`: bytes of an RDMA device name, NUL included.
+pub(crate) const IBNAME_LEN: usize = 64;
+
+/// Bytes of a GID as text: eight groups of four hex digits, seven colons
+/// and a NUL.
+pub(crate) const GID_TEXT_LEN: usize = 40;
+
+/// smc_diag's `struct smc_diag_conninfo`, in our terms.
+pub(crate) struct ConnDiag {
+    pub(crate) token: u32,
+    pub(crate) sndbuf_size: u32,
+    pub(crate) rmbe_size: u32,
+    pub(crate) peer_rmbe_size: u32,
+    /// The peer's cursors in the last CDC message received: its producer
+    /// in our RMB, its consumer in its own.
+    pub(crate) rx_prod: Cursor,
+    pub(crate) rx_cons: Cursor,
+    /// Our cursors in the last CDC message sent.
+    pub(crate) tx_prod: Cursor,
+    pub(crate) tx_cons: Cursor,
+    pub(crate) rx_prod_flags: u8,
+    pub(crate) rx_conn_state_flags: u8,
+    pub(crate) tx_prod_flags: u8,
+    pub(crate) tx_conn_state_flags: u8,
+    /// Send buffer cursors: filled by the application, written to the
+    /// peer, confirmed by the device.
+    pub(crate) tx_prep: Cursor,
+    pub(crate) tx_sent: Cursor,
+    pub(crate) tx_fin: Cursor,
+}
+
+/// smc_diag's `struct smc_diag_lgrinfo` (its one link), in our terms.
+pub(crate) struct LinkDiag {
+    pub(crate) link_id: u8,
+    pub(crate) ibname: [u8; IBNAME_LEN],
+    pub(crate) ibport: u8,
+    /// GIDs as text, `smc_gid_be16_convert`'s format, NUL terminated.
+    pub(crate) gid: [u8; GID_TEXT_LEN],
+    pub(crate) peer_gid: [u8; GID_TEXT_LEN],
+    pub(crate) role: u8,
 }
 
 /// The extensions a request asks for (`smc_diag_req::diag_ext`).
