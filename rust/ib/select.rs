@@ -20,7 +20,8 @@ use crate::sys::ib::device::{GidEntry, IbDevice};
 use crate::sys::net::Net;
 use crate::sys::print::smc_dbg;
 use crate::sys::random::random_u16;
-use crate::sys::route::{on_subnet, RouteInfo, ETH_ALEN};
+use crate::sys::net::ETH_ALEN;
+use crate::sys::route::{on_subnet, RouteInfo};
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::sync::Arc;
 

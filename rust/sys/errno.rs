@@ -78,3 +78,10 @@ errnos! {
     ESOCKTNOSUPPORT: "Socket type not supported.",
     ETIMEDOUT: "Connection timed out.",
 }
+
+/// `IS_ERR_OR_NULL` for pointers from C: NULL or the last page of the
+/// address space, where the kernel encodes errnos.
+pub(in crate::sys) fn is_err_or_null<T>(p: *const T) -> bool {
+    const MAX_ERRNO: usize = 4095;
+    p.is_null() || (p as usize) > usize::MAX - MAX_ERRNO
+}

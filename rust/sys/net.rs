@@ -99,3 +99,6 @@ unsafe impl AlwaysRefCounted for Net {
         unsafe { bindings::smc_rs_put_net(obj.as_ptr().cast()) };
     }
 }
+
+/// The length of an Ethernet address.
+pub(crate) const ETH_ALEN: usize = 6;

@@ -6,14 +6,11 @@
 //! holds an address on a given subnet.
 
 use super::bindings;
-use super::errno::ENOENT;
-use super::ib::device::is_err_or_null;
-use super::net::Net;
+use super::errno::{is_err_or_null, ENOENT};
+use super::net::{Net, ETH_ALEN};
 use super::sync::RcuReadGuard;
 use kernel::error::Result;
 
-/// The length of an Ethernet address.
-pub(crate) const ETH_ALEN: usize = 6;
 
 /// Where IPv4 traffic from one address to another goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -3,9 +3,8 @@
 //! An RDMA device (`struct ib_device`): its limits, ports and GIDs.
 
 use super::super::bindings;
-use super::super::errno::ENODEV;
-use super::super::net::Net;
-use super::super::route::ETH_ALEN;
+use super::super::errno::{is_err_or_null, ENODEV};
+use super::super::net::{Net, ETH_ALEN};
 use super::super::sync::RcuReadGuard;
 use core::ffi::{c_int, CStr};
 use core::ptr::NonNull;
@@ -307,11 +306,4 @@ impl Drop for DeviceListLock {
         // SAFETY: taken in `lock` by this task.
         unsafe { bindings::smc_rs_ib_devices_unlock() };
     }
-}
-
-/// `IS_ERR_OR_NULL` for pointers from C: NULL or the last page of the
-/// address space, where the kernel encodes errnos.
-pub(in crate::sys) fn is_err_or_null<T>(p: *const T) -> bool {
-    const MAX_ERRNO: usize = 4095;
-    p.is_null() || (p as usize) > usize::MAX - MAX_ERRNO
 }
