@@ -281,9 +281,8 @@ impl Conn {
         let corked = sh.tx_fin == sh.tx_prod && sh.tx_copied > sh.tx_prod;
         // The last write of a closed orphan completed: it can be freed now
         // (process context: the work item).
-        let done = sh.tx_fin == sh.tx_prod
-            && sh.close.closed()
-            && self.orphaned.load(Ordering::Acquire);
+        let done =
+            sh.tx_fin == sh.tx_prod && sh.close.closed() && self.orphaned.load(Ordering::Acquire);
         drop(sh);
         if corked {
             super::tx::push(self);

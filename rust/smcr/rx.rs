@@ -202,7 +202,10 @@ pub(crate) fn recv(
         let (due, at_mark) = {
             let mut sh = conn.shared.lock();
             sh.rx_cons += copied as u64;
-            (cdc::consumer_update_due(conn, &sh), pending_mark(&sh) == Some(sh.rx_cons))
+            (
+                cdc::consumer_update_due(conn, &sh),
+                pending_mark(&sh) == Some(sh.rx_cons),
+            )
         };
         if at_mark {
             // A read stops at the urgent mark, as TCP's does; the bytes

@@ -11,7 +11,6 @@ use super::net::{Net, ETH_ALEN};
 use super::sync::RcuReadGuard;
 use kernel::error::Result;
 
-
 /// Where IPv4 traffic from one address to another goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct RouteInfo {

@@ -17,4 +17,5 @@ pub(crate) mod mr;
 pub(crate) mod pd;
 pub(crate) mod post;
 pub(crate) mod qp;
+pub(crate) mod sge;
 pub(crate) mod wr;

@@ -8,7 +8,7 @@ use super::super::bindings;
 use super::super::errno::{EINVAL, ENOMEM};
 use super::buf::DmaBuf;
 use super::pd::Pd;
-use super::wr::Sge;
+use super::sge::Sge;
 use core::ffi::{c_int, c_uint};
 use core::ptr::{null_mut, NonNull};
 use kernel::error::{from_err_ptr, Result};

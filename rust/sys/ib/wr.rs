@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Work requests and their completions: the scatter/gather entries a queue
-//! pair may post, the table of completion entries (`ib_cqe`) each posted
+//! Work requests and their completions (their scatter/gather entries are
+//! [`Sge`](super::sge::Sge)s): the table of completion entries (`ib_cqe`) each posted
 //! request points at, and the softirq trampolines that turn a completion
 //! into a call of the queue pair's [`QpHandler`].
 //!
@@ -16,7 +16,6 @@ use super::buf::DmaBuf;
 use super::mr::RegisteredBuf;
 use core::cell::UnsafeCell;
 use core::ffi::c_void;
-use core::marker::PhantomData;
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::prelude::*;
@@ -82,58 +81,6 @@ pub(crate) trait QpHandler: Send + Sync + 'static {
 /// At most this many scatter/gather entries per request (upstream SMC-R
 /// uses at most 2).
 pub(crate) const MAX_SGE: usize = 4;
-
-/// A scatter/gather entry of a request. It can only be made for memory the
-/// device may touch for as long as a request can, and is accepted only
-/// where its key means that memory:
-///
-/// - a range of a registered region (`RegisteredBuf::sge`), on queue pairs
-///   of the region's domain: the device checks every access against the
-///   region, whose keys die before its memory (keys are unique per device,
-///   but another device could give the same number another meaning);
-/// - a range of a buffer a queue pair owns (`Qp::local_sge`), on that queue
-///   pair only: its key is the domain's DMA key, which reaches any memory,
-///   and the buffer lives until the queue pair is drained.
-///
-/// The lifetime ties it to the object it came from, so the address that
-/// identifies its scope cannot be reused by another object meanwhile.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Sge<'a> {
-    addr: u64,
-    length: u32,
-    lkey: u32,
-    /// Where it is valid: the address of the domain (a region's range) or
-    /// of the queue pair's shared state (its own buffer).
-    scope: usize,
-    _source: PhantomData<&'a ()>,
-}
-
-impl<'a> Sge<'a> {
-    /// # Invariants (for callers in `sys::ib`)
-    ///
-    /// `scope` is the address of a `Pd` and `lkey` the key of a region of
-    /// it that holds the range, or the address of a `QpShared` and `lkey`
-    /// its domain's DMA key, the range in one of its buffers; whichever it
-    /// is lives for `'a`.
-    pub(super) fn new(addr: u64, length: u32, lkey: u32, scope: usize) -> Sge<'a> {
-        Sge {
-            addr,
-            length,
-            lkey,
-            scope,
-            _source: PhantomData,
-        }
-    }
-
-    /// The entry for the driver, if valid in one of the scopes given.
-    pub(super) fn raw_in(&self, scopes: [usize; 2]) -> Option<bindings::ib_sge> {
-        scopes.contains(&self.scope).then_some(bindings::ib_sge {
-            addr: self.addr,
-            length: self.length,
-            lkey: self.lkey,
-        })
-    }
-}
 
 /// A completion entry of the table, one per request a queue pair may
 /// have in flight.
