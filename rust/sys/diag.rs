@@ -6,7 +6,7 @@
 
 use super::bindings;
 use super::errno::EMSGSIZE;
-use super::registration::for_each_sock;
+use super::socktable::for_each_sock;
 use super::sock::{SmcSk, SockState};
 use crate::wire::cursor::Cursor;
 use core::ffi::c_int;

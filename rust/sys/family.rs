@@ -8,7 +8,7 @@ use super::args::{MsgHdr, PollTable, SockAddr, SockAddrOut, SockoptIn, SockoptOu
 use super::bindings;
 use super::errno::{EAFNOSUPPORT, ENOBUFS};
 use super::net::Net;
-use super::registration::{hash, tables, unhash};
+use super::socktable::{hash, tables, unhash};
 use super::sock::{SmcSk, SockState};
 use super::socket::{FileRedirect, NewSocket, Socket};
 use core::ffi::{c_char, c_int, c_uint, c_ulong};

@@ -52,3 +52,4 @@ pub(crate) mod diag;
 pub(crate) mod family;
 pub(crate) mod genl;
 pub(crate) mod registration;
+pub(crate) mod socktable;
