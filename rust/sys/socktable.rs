@@ -15,8 +15,9 @@ use kernel::prelude::*;
 use kernel::types::Opaque;
 
 /// The C tables of a registered family. They live in a pinned allocation
-/// owned by [`Registration`](super::registration::Registration), and sockets point into them; the module cannot
-/// be unloaded while a socket exists (each holds a reference on `owner`).
+/// owned by [`Registration`](super::registration::Registration), and
+/// sockets point into them; the module cannot be unloaded while a socket
+/// exists (each holds a reference on `owner`).
 #[pin_data]
 pub(super) struct Tables {
     pub(super) proto: Opaque<bindings::proto>,
