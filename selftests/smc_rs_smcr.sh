@@ -13,7 +13,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 peer=10.10.0.$((3 - SMC_VM))
 smcr=$SMC_TOP/tools/target/release/smcr
 counters=/sys/class/infiniband/rxe0/ports/1/hw_counters
-sizes="1 4096 65536 1048576 8388608 67108864"
+# 8 MiB wraps a 64 KiB RMB 128 times; `make check-long` adds 64 MiB.
+sizes="1 4096 65536 1048576 8388608 $(scaled "" 67108864)"
 n=$(echo $sizes | wc -w)
 total=0
 for s in $sizes; do total=$((total + s + 8)); done

@@ -33,6 +33,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 side=${1:-$side}
 [ "$side" = server ] && other=client || other=server
+# Requests of the redis-benchmark test (`make check-long`: 2000).
+redis_n=$(scaled 500 2000)
 tools=$SMC_TOP/tools/target/release
 smc_run=$tools/smc_run
 smcr=$tools/smcr
@@ -282,7 +284,7 @@ redis_bpf() {
 	echo "GET smc_run_bpf_key: $got"
 	[ "$got" = "$value" ] || return 1
 	# -q still prints its progress, each line ended by a carriage return.
-	"$smc_run" --bpf redis-benchmark -h "$server_addr" -p "$redis_port" -n 2000 \
+	"$smc_run" --bpf redis-benchmark -h "$server_addr" -p "$redis_port" -n "$redis_n" \
 		-t set,get -c 1 -q >"$work/bench.out"
 	rc=$?
 	out=$(tr '\r' '\n' <"$work/bench.out" | grep 'requests per second')
@@ -336,7 +338,7 @@ else
 		watched_cgroup
 	if [ "$(cat "$dir/redis")" = yes ] && command -v redis-benchmark >/dev/null; then
 		c0=$(smc_stat conns) f0=$(smc_stat fallback) s0=$(cat "$counters/sent_pkts")
-		run_test "$mine client: smc_run --bpf redis-cli SET/GET and redis-benchmark -n 2000 -t set,get -c 1" \
+		run_test "$mine client: smc_run --bpf redis-cli SET/GET and redis-benchmark -n $redis_n -t set,get -c 1" \
 			redis_bpf
 		run_test "$mine client: the Redis connections were SMC-R (smcr -d stats, rxe counters)" \
 			redis_evidence $(($(smc_stat conns) - c0)) $(($(smc_stat fallback) - f0)) \

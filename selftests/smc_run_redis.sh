@@ -68,12 +68,15 @@ redis_round_trip() {
 	[ "$got" = "$value" ]
 }
 
-# redis_bench CLIENTS: redis-benchmark SET and GET, 2000 requests each,
+# Requests per redis-benchmark test (`make check-long`: 2000).
+redis_n=$(scaled 500 2000)
+
+# redis_bench CLIENTS: redis-benchmark SET and GET, $redis_n requests each,
 # CLIENTS connections; with 50, smcss -a must list SMCR sockets to the
 # server's port while it runs.
 redis_bench() {
 	local pid rc seen=0
-	"$smc_run" redis-benchmark -h "$peer" -p "$redis_port" -t set,get -n 2000 -c "$1" -q &
+	"$smc_run" redis-benchmark -h "$peer" -p "$redis_port" -t set,get -n "$redis_n" -c "$1" -q &
 	pid=$!
 	if [ "$1" -gt 1 ]; then
 		for _ in $(seq 600); do
@@ -114,7 +117,7 @@ redis_client_run() {
 	fi
 	conns0=$(smc_stat conns) fb0=$(smc_stat fallback) sent0=$(cat "$counters/sent_pkts")
 	run_test "$mine client: smc_run redis-cli SET, GET returns the value" redis_round_trip
-	run_test "$mine client: smc_run redis-benchmark -t set,get -n 2000 -c 1" redis_bench 1
+	run_test "$mine client: smc_run redis-benchmark -t set,get -n $redis_n -c 1" redis_bench 1
 	# 50 clients at once only between two smc_rs: upstream smc.ko declines
 	# or falls back on some connections of such a burst under emulation
 	# (its server counts handshake errors, its client declines), which is
@@ -122,7 +125,7 @@ redis_client_run() {
 	local want=4
 	if [ "$lost" = 1 ]; then
 		want=104
-		run_test "$mine client: smc_run redis-benchmark -t set,get -n 2000 -c 50 (smcss -a: SMCR)" redis_bench 50
+		run_test "$mine client: smc_run redis-benchmark -t set,get -n $redis_n -c 50 (smcss -a: SMCR)" redis_bench 50
 	fi
 	conns1=$(smc_stat conns) fb1=$(smc_stat fallback) sent1=$(cat "$counters/sent_pkts")
 	echo $((conns1 - conns0)) >"$SMC_OUT/redis-conns"
