@@ -4,7 +4,9 @@
 //! (upstream `dev.c`, `SMC_NETLINK_GET_DEV_SMCR`). Arguments, decoding and
 //! the text are pure functions; [`invoke`] runs the dump.
 
-use super::{abbreviates, Detail, Flavor, Output, EXIT_OBJECT_FAILURE, SMC_NETLINK_GET_DEV_SMCR};
+use super::common::{
+    abbreviates, Detail, Flavor, Output, EXIT_OBJECT_FAILURE, SMC_NETLINK_GET_DEV_SMCR,
+};
 use crate::genl::{self, c_str, Family, GenlMsg};
 use crate::netlink::{attrs, DumpError, DumpWarning, Transport};
 
@@ -374,9 +376,6 @@ pub fn invoke<T: Transport + ?Sized>(
         o.err(usage(flavor).as_bytes());
         return EXIT_OBJECT_FAILURE;
     };
-    if flavor == Flavor::Smcd {
-        return super::smcd::invoke_devices(family, o);
-    }
     let level = level(detail);
     let head = header(level);
     print_dump(

@@ -9,7 +9,7 @@
 //! device dumps (`EOPNOTSUPP`, as smc_rs today) counts as one without
 //! devices here, where upstream gives up.
 
-use super::{
+use super::common::{
     Flavor, Output, EXIT_OBJECT_FAILURE, SMC_NETLINK_GET_DEV_SMCD, SMC_NETLINK_GET_DEV_SMCR,
     SMC_NETLINK_GET_SYS_INFO,
 };
@@ -57,7 +57,9 @@ pub enum Args {
 pub fn parse_args(args: &[Vec<u8>]) -> Args {
     match args {
         [] => Args::Show,
-        [w] if !super::abbreviates(w, "help") && super::abbreviates(w, "show") => Args::Show,
+        [w] if !super::common::abbreviates(w, "help") && super::common::abbreviates(w, "show") => {
+            Args::Show
+        }
         _ => Args::Usage,
     }
 }

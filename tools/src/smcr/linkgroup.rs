@@ -6,8 +6,8 @@
 //! link), as upstream `linkgroup.c` prints them. Arguments, decoding and
 //! the text are pure functions; [`invoke`] runs the dump.
 
+use super::common::{abbreviates, Detail, Flavor, Output, EXIT_OBJECT_FAILURE};
 use super::device::{if_name, padded_or_cut, trim_space, truncated};
-use super::{abbreviates, Detail, Flavor, Output, EXIT_OBJECT_FAILURE};
 use crate::genl::{self, c_str, Family, GenlMsg};
 use crate::netlink::{attrs, Transport};
 
@@ -422,9 +422,6 @@ pub fn invoke<T: Transport + ?Sized>(
         o.err(usage(flavor).as_bytes());
         return EXIT_OBJECT_FAILURE;
     };
-    if flavor == Flavor::Smcd {
-        return super::smcd::invoke_linkgroups(&a, family, o);
-    }
     let level = super::device::level(detail);
     let cmd = if a.links {
         SMC_NETLINK_GET_LINK_SMCR

@@ -13,7 +13,7 @@
 //!
 //! The words are prefixes (`contains()`): `s`, `e`, `d`, `h`.
 
-use super::{
+use super::common::{
     abbreviates, Output, EXIT_OBJECT_FAILURE, SMC_NETLINK_DISABLE_SEID, SMC_NETLINK_DUMP_SEID,
     SMC_NETLINK_ENABLE_SEID,
 };

@@ -9,14 +9,14 @@
 //! and the programs print nothing at all. Decoding and the text are pure
 //! functions; the two `invoke_*` run the dumps.
 
+use super::common::{Flavor, Output, EXIT_OBJECT_FAILURE, SMC_NETLINK_GET_DEV_SMCD};
 use super::device::{
-    dev_type, hash_x, print_dump, trim_space, truncated, u16_of, u32_of, u8_of, BAD_HEADER,
+    self, dev_type, hash_x, print_dump, trim_space, truncated, u16_of, u32_of, u8_of, BAD_HEADER,
     BAD_PORT, SMC_GEN_DEV_SMCD, SMC_GEN_DEV_SMCR, SMC_NLA_DEV_IS_CRIT, SMC_NLA_DEV_PCI_CHID,
     SMC_NLA_DEV_PCI_DEVICE, SMC_NLA_DEV_PCI_FID, SMC_NLA_DEV_PCI_ID, SMC_NLA_DEV_PCI_VENDOR,
     SMC_NLA_DEV_PORT, SMC_NLA_DEV_PORT_PNETID, SMC_NLA_DEV_PORT_PNET_USR, SMC_NLA_DEV_USE_CNT,
 };
 use super::linkgroup::{self, Args, SMC_GEN_LGR_SMCD, SMC_GEN_LGR_SMCR, SMC_GEN_LINK_SMCR};
-use super::{Output, SMC_NETLINK_GET_DEV_SMCD};
 use crate::genl::{self, c_str, Family, GenlMsg};
 use crate::netlink::{attrs, Transport};
 
@@ -203,6 +203,33 @@ pub fn lgr_line(a: &Args, l: &IsmLgr) -> String {
         l.conns,
         trim_space(&l.pnetid)
     )
+}
+
+/// `smcd device` with `args` after it (read as `smcr device` reads them);
+/// the exit status.
+pub fn devices<T: Transport + ?Sized>(
+    args: &[Vec<u8>],
+    family: &mut Family<'_, T>,
+    o: &mut Output<'_>,
+) -> i32 {
+    if device::parse_args(Flavor::Smcd, args).is_none() {
+        o.err(device::usage(Flavor::Smcd).as_bytes());
+        return EXIT_OBJECT_FAILURE;
+    }
+    invoke_devices(family, o)
+}
+
+/// `smcd linkgroup` with `args` after it; the exit status.
+pub fn linkgroups<T: Transport + ?Sized>(
+    args: &[Vec<u8>],
+    family: &mut Family<'_, T>,
+    o: &mut Output<'_>,
+) -> i32 {
+    let Some(a) = linkgroup::parse_args(Flavor::Smcd, args) else {
+        o.err(linkgroup::usage(Flavor::Smcd).as_bytes());
+        return EXIT_OBJECT_FAILURE;
+    };
+    invoke_linkgroups(&a, family, o)
 }
 
 /// `smcd device` (its arguments read already: it has no filters); the

@@ -27,7 +27,7 @@
 //! them (`handle_gen_fback_stats_reply()`, `handle_gen_stats_reply()`),
 //! with the same messages and the same early ends.
 
-use super::{
+use super::common::{
     Detail, Flavor, Output, EXIT_OBJECT_FAILURE, SMC_NETLINK_GET_FBACK_STATS, SMC_NETLINK_GET_STATS,
 };
 use crate::genl::{self, Family, GenlMsg};
@@ -163,7 +163,7 @@ pub fn parse_args(args: &[Vec<u8>]) -> Args {
         [w] => w.as_slice(),
         _ => return Args::Usage,
     };
-    let abbr = |w: &str| super::abbreviates(word, w);
+    let abbr = |w: &str| super::common::abbreviates(word, w);
     if abbr("help") {
         Args::Usage
     } else if abbr("show") {

@@ -11,7 +11,7 @@
 //!
 //! The words are prefixes (`contains()`): `a`, `d`, `f`, `s`, `h`.
 
-use super::{
+use super::common::{
     Flavor, Output, EXIT_OBJECT_FAILURE, SMC_NETLINK_ADD_UEID, SMC_NETLINK_DUMP_UEID,
     SMC_NETLINK_FLUSH_UEID, SMC_NETLINK_REMOVE_UEID,
 };
@@ -96,7 +96,7 @@ pub fn parse_args(args: &[Vec<u8>]) -> Args {
         return Args::Run(Command::Show);
     };
     let word = first.as_slice();
-    let abbr = |w: &str| super::abbreviates(word, w);
+    let abbr = |w: &str| super::common::abbreviates(word, w);
     let (cmd, rest) = if abbr("help") {
         return Args::Usage;
     } else if abbr("add") || abbr("del") {
