@@ -5,7 +5,7 @@ way: a sender whose buffers serve the next connection before its writes
 completed would make the peer read zeros or another connection's bytes.
 
     smc_abort_churn.py client PEER PORT N THREADS
-        N AF_SMC connections in THREADS threads, one after the other in
+        N SMC connections in THREADS threads, one after the other in
         each; each sends 256 KiB of 32-bit words that all hold its own id
         (its local port: never 0, and the server knows it from accept())
         and closes with SO_LINGER 0 at once.
@@ -20,14 +20,16 @@ import sys
 import threading
 import time
 
-AF_SMC = 43
+# SMC sockets as IPPROTO_SMC of AF_INET (the same sockets as AF_SMC's),
+# so that Python takes their addresses as AF_INET ones.
+IPPROTO_SMC = 256
 WORDS = 65536
 
 
 def connect(peer, port):
     deadline = time.time() + 90
     while True:
-        s = socket.socket(AF_SMC, socket.SOCK_STREAM, 0)
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, IPPROTO_SMC)
         try:
             s.connect((peer, port))
             return s
@@ -64,7 +66,7 @@ def client(peer, port, n, threads):
 
 
 def server(port, n):
-    ls = socket.socket(AF_SMC, socket.SOCK_STREAM, 0)
+    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM, IPPROTO_SMC)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     ls.bind(("0.0.0.0", port))
     ls.listen(64)

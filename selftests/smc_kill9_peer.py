@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Both ends of a process killed with SIGKILL while it holds many AF_SMC
+"""Both ends of a process killed with SIGKILL while it holds many SMC
 connections: its kernel closes them all at once, from a task with a fatal
 signal pending, and every peer must see the end of its stream.
 
     smc_kill9_peer.py client PEER PORT N HELD_FILE
-        connects N AF_SMC sockets, sends 1 byte on each, creates HELD_FILE
+        connects N SMC sockets, sends 1 byte on each, creates HELD_FILE
         and sleeps (until it is killed).
     smc_kill9_peer.py server PORT N KILLED_FILE SECS
         accepts N connections and reads their byte, waits (up to 300 s) for
@@ -18,14 +18,16 @@ import socket
 import sys
 import time
 
-AF_SMC = 43
+# SMC sockets as IPPROTO_SMC of AF_INET (the same sockets as AF_SMC's),
+# so that Python takes their addresses as AF_INET ones.
+IPPROTO_SMC = 256
 
 
 def client(peer, port, n, held):
     socks = []
     deadline = time.time() + 90
     while len(socks) < n:
-        s = socket.socket(AF_SMC, socket.SOCK_STREAM, 0)
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, IPPROTO_SMC)
         try:
             s.connect((peer, port))
         except (ConnectionRefusedError, OSError):
@@ -42,7 +44,7 @@ def client(peer, port, n, held):
 
 
 def server(port, n, killed, secs):
-    ls = socket.socket(AF_SMC, socket.SOCK_STREAM, 0)
+    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM, IPPROTO_SMC)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     ls.bind(("0.0.0.0", port))
     ls.listen(n)

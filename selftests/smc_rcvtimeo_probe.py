@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 #
-# SO_RCVTIMEO set while a non-blocking AF_SMC connect runs its CLC exchange
+# SO_RCVTIMEO set while a non-blocking SMC connect runs its CLC exchange
 # must hold after the connection falls back, as it holds for TCP: the
 # probe connects non-blocking to a server that declines SMC after a delay
 # (smc_echo -x slowdecline), sets a 1 s receive timeout at once, waits for
@@ -19,14 +19,16 @@ import struct
 import sys
 import time
 
-AF_SMC = 43
+# SMC sockets as IPPROTO_SMC of AF_INET (the same sockets as AF_SMC's),
+# so that Python takes their addresses as AF_INET ones.
+IPPROTO_SMC = 256
 
 
 def connect(addr, port):
     """A non-blocking connect, SO_RCVTIMEO set while it runs; retried while
     the server is not there yet. Returns the socket, or None."""
     for _ in range(20):
-        s = socket.socket(AF_SMC, socket.SOCK_STREAM, 0)
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, IPPROTO_SMC)
         s.setblocking(False)
         err = s.connect_ex((addr, port))
         if err in (0, errno.EINPROGRESS):
