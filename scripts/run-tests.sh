@@ -139,13 +139,27 @@ while read -r _ name _ status; do
 done < <(grep -E '^test .* \.\.\. (ok|FAILED)' "$out/tools-test.log")
 
 # 3. One VM: load/unload, family ownership, loopback echo, unload safety.
-vm_run() {
+# vm_start NAME MODE ARGS...: boots the VM run NAME in the background
+# (vm.sh MODE ARGS..., results in $out/NAME); vm_finish NAME waits for it
+# and records it. Runs that wait on each other more than they compute
+# share the two cores: the single VM boots beside a pair.
+declare -A vm_pid vm_t0
+vm_start() {
 	local name=$1 dir=$out/$1
 	shift
 	mkdir -p "$dir"
-	phase "VM run $name"
-	vm_start=$(date +%s)
-	if SMC_VM_OUT=$dir SMC_VM_RXE=${rxe:-1} SMC_VM_TIMEOUT=${vm_timeout:-900} "$here/vm.sh" "$@" >"$dir/vm.out" 2>&1; then
+	vm_t0[$name]=$(date +%s)
+	echo "# VM run $name: booting $(date +%T)"
+	SMC_VM_OUT=$dir SMC_VM_RXE=${rxe:-1} SMC_VM_TIMEOUT=${vm_timeout:-900} \
+		"$here/vm.sh" "$@" >"$dir/vm.out" 2>&1 &
+	vm_pid[$name]=$!
+}
+
+vm_finish() {
+	local name=$1 dir=$out/$1 rc=0
+	wait "${vm_pid[$name]}" || rc=$?
+	echo "# VM run $name: took $(($(date +%s) - vm_t0[$name])) s"
+	if [ "$rc" = 0 ]; then
 		record "ok - $name VM run: commands finished, no kernel splat"
 	else
 		record "not ok - $name VM run: commands finished, no kernel splat"
@@ -155,7 +169,7 @@ vm_run() {
 		done
 	fi
 	collect "$dir"
-	vm_times "$dir"
+	vm_began=${vm_t0[$name]} vm_times "$dir"
 }
 
 # vm_times DIR: how long each VM took to reach its command, and the tests
@@ -165,7 +179,7 @@ vm_times() {
 	for f in "$1"/vm*.ready; do
 		[ -f "$f" ] || continue
 		n=${f##*/vm}
-		echo "# ${f##*/}: command started $(($(stat -c %Y "$f") - vm_start)) s after the boot began"
+		echo "# ${f##*/}: command started $(($(stat -c %Y "$f") - vm_began)) s after the boot began"
 	done
 	cat "$1"/rounds-vm*.txt 2>/dev/null | sed 's/^/#   /'
 	cat "$1"/time-*.txt "$1"/*/time-*.txt 2>/dev/null | sort -rn | head -n 12 | sed 's/^/#   test time: /; s/^\(#   test time: [0-9]*\)/\1 s/'
@@ -176,7 +190,8 @@ scale="export SMC_CHECK_LONG=${SMC_CHECK_LONG:-0};"
 round="bash $top/selftests/round.sh"
 t=$top/selftests
 
-vm_run single single smc_rs "$scale $t/smc_rs_single.sh"
+phase "VM runs single and mixed, side by side"
+vm_start single single smc_rs "$scale $t/smc_rs_single.sh"
 # 4. Two VMs, smc_rs on VM 1 and upstream smc.ko on VM 2, in one boot with
 # rounds (selftests/round.sh: each round starts from freshly loaded
 # modules, in a folder of its own):
@@ -197,7 +212,9 @@ mixed="$scale $round 1-pair $t/smc_rs_pair.sh;
 $round 2-smcr-server $smcr;
 $round 3-smcr-client --server-vm 2 $smcr $t/smc_rs_orphan.sh;
 $round 4-norxe --no-rxe $t/smc_rs_pair_norxe.sh"
-vm_timeout=3600 vm_run mixed pair smc_rs "$mixed" upstream "$mixed"
+vm_timeout=3600 vm_start mixed pair smc_rs "$mixed" upstream "$mixed"
+vm_finish single
+vm_finish mixed
 # 5. Two smc_rs, one boot: the differential semantics probe over SMC-R (TCP
 # is the oracle), smc_run --bpf (a static binary and Redis over SMC-R
 # without LD_PRELOAD), the echoes with more concurrent connections than
@@ -209,6 +226,8 @@ vm_timeout=3600 vm_run mixed pair smc_rs "$mixed" upstream "$mixed"
 # idle link's TEST LINK exchange.
 both="$scale $round 1-smcr-both $t/smc_rs_semantics_pair.sh $t/smc_run_bpf.sh $t/smc_rs_smcr.sh $t/smc_rs_hostile.sh $t/smc_rs_roce_blocked.sh $t/smc_rs_scarce_slots.sh $t/smc_rs_abort_churn.sh $t/smc_rs_bad_mtu.sh $t/smc_rs_many_lgrs.sh $more;
 $round 2-capture $t/smc_rs_capture.sh"
-vm_timeout=3600 vm_run smcr-both pair smc_rs "$both" smc_rs "$both"
+phase "VM run smcr-both"
+vm_timeout=3600 vm_start smcr-both pair smc_rs "$both" smc_rs "$both"
+vm_finish smcr-both
 
 finish

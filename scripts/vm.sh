@@ -52,14 +52,6 @@ start_vm() {
 		--rodir "$top" --rwdir "$out"
 		--exec "bash $here/vm-guest.sh $n $mod $out $out/vm$n.cmd")
 	[ -n "${SMC_VM_APPEND:-}" ] && args+=(--append "$SMC_VM_APPEND")
-	# Without udev (SMC_VM_UDEV=0): virtme-ng-init skips it when it finds
-	# no systemd-udevd, which an empty folder over /usr/lib/systemd hides.
-	# The guests need none of its work: devtmpfs makes the device nodes,
-	# vm-guest.sh names the link's NIC.
-	if [ "${SMC_VM_UDEV:-1}" = 0 ]; then
-		mkdir -p "$SMC_CACHE/no-udev"
-		args+=(--rodir "/usr/lib/systemd=$SMC_CACHE/no-udev")
-	fi
 	[ "$cpus" -gt 1 ] && net="$net $tcg_smp_opts"
 	[ -n "${net// /}" ] && args+=("--qemu-opts=$net")
 	# vng refuses to run without a terminal-less stdin in some versions.
