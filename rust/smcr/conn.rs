@@ -281,8 +281,10 @@ impl Conn {
         let corked = sh.tx_fin == sh.tx_prod && sh.tx_copied > sh.tx_prod;
         // The last write of a closed orphan completed: it can be freed now
         // (process context: the work item).
-        let done =
-            sh.tx_fin == sh.tx_prod && sh.close.closed() && self.orphaned.load(Ordering::Acquire);
+        let done = sh.tx_fin == sh.tx_prod
+            && sh.close.closed()
+            && sh.announced_state == sh.sent_state
+            && self.orphaned.load(Ordering::Acquire);
         drop(sh);
         if corked {
             super::tx::push(self);
@@ -328,16 +330,18 @@ impl Conn {
         self.orphaned.store(true, Ordering::Release);
     }
 
-    /// Closed by the socket, and by the peer or an abort, and every RDMA
-    /// WRITE this side posted from the send buffer completed (an abort goes
-    /// straight to closed while they may still be on their way): nothing
-    /// can reach the buffers any more. Writes flushed by a link that went
-    /// down never complete: such a connection stays until its link group
-    /// ends, which destroys the queue pair before it takes the buffers.
+    /// Closed by the socket, and by the peer or an abort, its last
+    /// connection state flags sent (until the peer has them it may still
+    /// write into the RMB), and every RDMA WRITE this side posted from the
+    /// send buffer completed (an abort goes straight to closed while they
+    /// may still be on their way): nothing can reach the buffers any more.
+    /// Writes flushed by a link that went down never complete: such a
+    /// connection stays until its link group ends, which destroys the queue
+    /// pair before it takes the buffers.
     pub(crate) fn finished(&self) -> bool {
         self.orphaned.load(Ordering::Acquire) && {
             let sh = self.shared.lock();
-            sh.close.closed() && sh.tx_fin == sh.tx_prod
+            sh.close.closed() && sh.announced_state == sh.sent_state && sh.tx_fin == sh.tx_prod
         }
     }
 
