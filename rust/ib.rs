@@ -101,7 +101,9 @@ pub(crate) struct DeviceHold(Arc<SmcIbDevice>);
 impl DeviceHold {
     /// Holds `dev`.
     pub(crate) fn new(dev: &Arc<SmcIbDevice>) -> Self {
-        *dev.holds.lock() += 1;
+        let mut n = dev.holds.lock();
+        *n = n.saturating_add(1);
+        drop(n);
         DeviceHold(dev.clone())
     }
 }
