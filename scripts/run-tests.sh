@@ -141,8 +141,9 @@ done < <(grep -E '^test .* \.\.\. (ok|FAILED)' "$out/tools-test.log")
 # 3. One VM: load/unload, family ownership, loopback echo, unload safety.
 # vm_start NAME MODE ARGS...: boots the VM run NAME in the background
 # (vm.sh MODE ARGS..., results in $out/NAME); vm_finish NAME waits for it
-# and records it. Runs that wait on each other more than they compute
-# share the two cores: the single VM boots beside a pair.
+# and records it. (Booting the single VM beside the mixed pair saved
+# little -- both slowed down -- and an upstream client's RDMA WRITE then
+# met an invalid rkey on smc_rs's server: the runs stay one at a time.)
 declare -A vm_pid vm_t0
 vm_start() {
 	local name=$1 dir=$out/$1
@@ -190,8 +191,9 @@ scale="export SMC_CHECK_LONG=${SMC_CHECK_LONG:-0};"
 round="bash $top/selftests/round.sh"
 t=$top/selftests
 
-phase "VM runs single and mixed, side by side"
+phase "VM run single"
 vm_start single single smc_rs "$scale $t/smc_rs_single.sh"
+vm_finish single
 # 4. Two VMs, smc_rs on VM 1 and upstream smc.ko on VM 2, in one boot with
 # rounds (selftests/round.sh: each round starts from freshly loaded
 # modules, in a folder of its own):
@@ -212,8 +214,8 @@ mixed="$scale $round 1-pair $t/smc_rs_pair.sh;
 $round 2-smcr-server $smcr;
 $round 3-smcr-client --server-vm 2 $smcr $t/smc_rs_orphan.sh;
 $round 4-norxe --no-rxe $t/smc_rs_pair_norxe.sh"
+phase "VM run mixed"
 vm_timeout=3600 vm_start mixed pair smc_rs "$mixed" upstream "$mixed"
-vm_finish single
 vm_finish mixed
 # 5. Two smc_rs, one boot: the differential semantics probe over SMC-R (TCP
 # is the oracle), smc_run --bpf (a static binary and Redis over SMC-R
