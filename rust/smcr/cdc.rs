@@ -146,9 +146,8 @@ fn apply(conn: &Arc<Conn>, cdc: &CdcMsg) {
         conn.signal_urgent();
     }
     if wants_update && unsent {
-        // The peer waits for room: tell it now if a slot is free; else the
-        // next read does.
-        let _ = send_nowait(conn);
+        // The peer waits for room: tell it now, or with the next free slot.
+        update_consumer(conn);
     }
     if wake {
         conn.wake();
@@ -260,15 +259,4 @@ pub(crate) fn update_consumer(conn: &Conn) {
             conn.lgr.put_slot(slot);
         }
     }
-}
-
-/// Sends a CDC message with the current cursors if a slot is free now
-/// (any context).
-pub(crate) fn send_nowait(conn: &Conn) -> Result {
-    let slot = conn.lgr.try_get_slot()?;
-    let r = post(conn, slot, ProducerFlags::default(), |_| {});
-    if r.is_err() {
-        conn.lgr.put_slot(slot);
-    }
-    r
 }
