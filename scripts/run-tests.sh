@@ -139,27 +139,18 @@ while read -r _ name _ status; do
 done < <(grep -E '^test .* \.\.\. (ok|FAILED)' "$out/tools-test.log")
 
 # 3. One VM: load/unload, family ownership, loopback echo, unload safety.
-# vm_start NAME MODE ARGS...: boots the VM run NAME in the background
-# (vm.sh MODE ARGS..., results in $out/NAME); vm_finish NAME waits for it
-# and records it. (Booting the single VM beside the mixed pair saved
-# little -- both slowed down -- and an upstream client's RDMA WRITE then
-# met an invalid rkey on smc_rs's server: the runs stay one at a time.)
-declare -A vm_pid vm_t0
-vm_start() {
-	local name=$1 dir=$out/$1
+# vm_run NAME MODE ARGS...: one VM run (vm.sh MODE ARGS..., results in
+# $out/NAME), recorded with its times. Runs go one at a time: a second one
+# beside it slows both (and once made an upstream client's RDMA WRITE meet
+# an invalid rkey on smc_rs's server, not yet explained).
+vm_run() {
+	local name=$1 dir=$out/$1 began rc=0
 	shift
 	mkdir -p "$dir"
-	vm_t0[$name]=$(date +%s)
-	echo "# VM run $name: booting $(date +%T)"
+	phase "VM run $name"
+	began=$(date +%s)
 	SMC_VM_OUT=$dir SMC_VM_RXE=${rxe:-1} SMC_VM_TIMEOUT=${vm_timeout:-900} \
-		"$here/vm.sh" "$@" >"$dir/vm.out" 2>&1 &
-	vm_pid[$name]=$!
-}
-
-vm_finish() {
-	local name=$1 dir=$out/$1 rc=0
-	wait "${vm_pid[$name]}" || rc=$?
-	echo "# VM run $name: took $(($(date +%s) - vm_t0[$name])) s"
+		"$here/vm.sh" "$@" >"$dir/vm.out" 2>&1 || rc=$?
 	if [ "$rc" = 0 ]; then
 		record "ok - $name VM run: commands finished, no kernel splat"
 	else
@@ -170,16 +161,15 @@ vm_finish() {
 		done
 	fi
 	collect "$dir"
-	vm_began=${vm_t0[$name]} vm_times "$dir"
+	vm_began=$began vm_times "$dir"
 }
 
 # vm_times DIR: how long each VM took to reach its command, and the tests
 # of the run that took longest.
 vm_times() {
-	local f n
+	local f
 	for f in "$1"/vm*.ready; do
 		[ -f "$f" ] || continue
-		n=${f##*/vm}
 		echo "# ${f##*/}: command started $(($(stat -c %Y "$f") - vm_began)) s after the boot began"
 	done
 	cat "$1"/rounds-vm*.txt 2>/dev/null | sed 's/^/#   /'
@@ -191,9 +181,7 @@ scale="export SMC_CHECK_LONG=${SMC_CHECK_LONG:-0};"
 round="bash $top/selftests/round.sh"
 t=$top/selftests
 
-phase "VM run single"
-vm_start single single smc_rs "$scale $t/smc_rs_single.sh"
-vm_finish single
+vm_run single single smc_rs "$scale $t/smc_rs_single.sh"
 # 4. Two VMs, smc_rs on VM 1 and upstream smc.ko on VM 2, in one boot with
 # rounds (selftests/round.sh: each round starts from freshly loaded
 # modules, in a folder of its own):
@@ -214,9 +202,7 @@ mixed="$scale $round 1-pair $t/smc_rs_pair.sh;
 $round 2-smcr-server $smcr;
 $round 3-smcr-client --server-vm 2 $smcr $t/smc_rs_orphan.sh;
 $round 4-norxe --no-rxe $t/smc_rs_pair_norxe.sh"
-phase "VM run mixed"
-vm_timeout=3600 vm_start mixed pair smc_rs "$mixed" upstream "$mixed"
-vm_finish mixed
+vm_timeout=3600 vm_run mixed pair smc_rs "$mixed" upstream "$mixed"
 # 5. Two smc_rs, one boot: the differential semantics probe over SMC-R (TCP
 # is the oracle), smc_run --bpf (a static binary and Redis over SMC-R
 # without LD_PRELOAD), the echoes with more concurrent connections than
@@ -228,8 +214,6 @@ vm_finish mixed
 # idle link's TEST LINK exchange.
 both="$scale $round 1-smcr-both $t/smc_rs_semantics_pair.sh $t/smc_run_bpf.sh $t/smc_rs_smcr.sh $t/smc_rs_hostile.sh $t/smc_rs_roce_blocked.sh $t/smc_rs_scarce_slots.sh $t/smc_rs_abort_churn.sh $t/smc_rs_bad_mtu.sh $more;
 $round 2-capture $t/smc_rs_capture.sh"
-phase "VM run smcr-both"
-vm_timeout=3600 vm_start smcr-both pair smc_rs "$both" smc_rs "$both"
-vm_finish smcr-both
+vm_timeout=3600 vm_run smcr-both pair smc_rs "$both" smc_rs "$both"
 
 finish
