@@ -124,6 +124,9 @@ struct TxSlots {
     uses: [SlotUse; MAX_SLOTS as usize],
     /// Connections whose data waits for a free slot.
     waiters: SlotWaiters,
+    /// LLC answers that found no free slot: they go first on the next
+    /// slots that complete.
+    answers: QueuedAnswers,
 }
 
 impl TxSlots {
@@ -144,6 +147,57 @@ impl TxSlots {
             *u = SlotUse::default();
         }
         Some(slot)
+    }
+}
+
+/// How many LLC answers may wait for a send slot. A peer keeps one LLC
+/// flow open at a time (upstream's flows), with a TEST LINK beside it: a
+/// peer that floods requests loses what does not fit, as on a lost
+/// message, and its requests time out.
+const ANSWERS_QUEUED: usize = 8;
+
+/// LLC answers waiting for a send slot, first come first served.
+struct QueuedAnswers {
+    msgs: [([u8; LLC_LEN], u8); ANSWERS_QUEUED],
+    head: usize,
+    len: usize,
+}
+
+impl QueuedAnswers {
+    const fn new() -> Self {
+        QueuedAnswers {
+            msgs: [([0; LLC_LEN], 0); ANSWERS_QUEUED],
+            head: 0,
+            len: 0,
+        }
+    }
+
+    /// Queues `msg` (at most [`LLC_LEN`] bytes); `false` when full.
+    fn push(&mut self, msg: &[u8]) -> bool {
+        if self.len == ANSWERS_QUEUED || msg.len() > LLC_LEN {
+            return false;
+        }
+        let Some((buf, len)) = self.msgs.get_mut((self.head + self.len) % ANSWERS_QUEUED) else {
+            return false;
+        };
+        let Some(dst) = buf.get_mut(..msg.len()) else {
+            return false;
+        };
+        dst.copy_from_slice(msg);
+        *len = msg.len() as u8;
+        self.len += 1;
+        true
+    }
+
+    /// Takes the oldest answer.
+    fn pop(&mut self) -> Option<([u8; LLC_LEN], u8)> {
+        if self.len == 0 {
+            return None;
+        }
+        let msg = self.msgs.get(self.head).copied();
+        self.head = (self.head + 1) % ANSWERS_QUEUED;
+        self.len -= 1;
+        msg
     }
 }
 
@@ -361,6 +415,7 @@ impl LinkGroup {
                         mask: slots.tx_mask(),
                         uses: [SlotUse::default(); MAX_SLOTS as usize],
                         waiters: SlotWaiters::new(),
+                        answers: QueuedAnswers::new(),
                     },
                     "LinkGroup::tx"
                 ),
@@ -635,6 +690,46 @@ impl LinkGroup {
             tx.waiters.push(token);
         }
         Ok(slot)
+    }
+
+    /// Sends an LLC answer (at most [`LLC_LEN`] bytes) from the receive
+    /// path, in any context: on a free slot now, or queued for the next
+    /// slot that completes, before any connection's data (a peer's LLC
+    /// flow waits for it, and upstream's gives up after two seconds).
+    /// `false` when it cannot go: the link is down, or the queue is full.
+    pub(crate) fn answer_llc(&self, msg: &[u8]) -> bool {
+        if self.state() == LinkState::Down {
+            return false;
+        }
+        let mut tx = self.tx.lock();
+        let Some(slot) = tx.take() else {
+            return tx.answers.push(msg);
+        };
+        drop(tx);
+        if self.post_msg(slot, msg).is_err() {
+            self.put_slot(slot);
+            return false;
+        }
+        true
+    }
+
+    /// A free slot and the oldest queued LLC answer, while there are both.
+    fn next_answer(&self) -> Option<(u32, [u8; LLC_LEN], u8)> {
+        if self.state() == LinkState::Down {
+            return None;
+        }
+        let mut tx = self.tx.lock();
+        if tx.answers.len == 0 {
+            return None;
+        }
+        let slot = tx.take()?;
+        match tx.answers.pop() {
+            Some((msg, len)) => Some((slot, msg, len)),
+            None => {
+                tx.busy &= !(1u64 << slot);
+                None
+            }
+        }
     }
 
     /// A connection leaves the link group: it waits for no send slot.
@@ -1010,6 +1105,16 @@ impl QpHandler for LinkGroup {
             smc_dbg!("lgr: send completion error {:?}", status);
             self.link_down();
             return;
+        }
+        // Queued LLC answers go first: the peer's LLC flow waits for them.
+        while let Some((slot, msg, len)) = self.next_answer() {
+            let sent = msg
+                .get(..len as usize)
+                .is_some_and(|m| self.post_msg(slot, m).is_ok());
+            if !sent {
+                self.put_slot(slot);
+                break;
+            }
         }
         let conns = self.conns.lock();
         if used.token != 0 {

@@ -86,17 +86,16 @@ pub(crate) fn received(lgr: &LinkGroup, msg: &[u8]) {
     }
 }
 
-/// Sends `msg` from the receive path if a slot is free now; a message
-/// that cannot go is lost, and the peer's request times out as it would
-/// on a lost message.
+/// Sends `msg` from the receive path: on a free slot now, or on the next
+/// one that completes. An answer that cannot go (the link is down, or the
+/// peer floods requests) is lost, and the peer's request times out as it
+/// would on a lost message.
 fn answer(lgr: &LinkGroup, msg: &LlcMessage<'_>) {
     let mut buf = [0u8; LLC_LEN];
     let Ok(n) = msg.encode(&mut buf) else { return };
     let Some(bytes) = buf.get(..n) else { return };
-    if let Ok(slot) = lgr.try_get_slot() {
-        if lgr.post_msg(slot, bytes).is_err() {
-            lgr.put_slot(slot);
-        }
+    if !lgr.answer_llc(bytes) {
+        smc_dbg!("llc: an answer found no slot and no room to wait");
     }
 }
 
