@@ -208,11 +208,11 @@ vm_timeout=3600 vm_run mixed pair smc_rs "$mixed" upstream "$mixed"
 # without LD_PRELOAD), the echoes with more concurrent connections than
 # link groups take and many short ones, hostile input on the link (one
 # side's fault injection knob), RoCE blocked towards the client, scarce
-# send slots, abortive-close churn, a CLC qp_mtu of 0 each way, the two of
-# round 2 above; then a round
+# send slots, abortive-close churn, a CLC qp_mtu of 0 each way, link
+# groups of 16 connections, the two of round 2 above; then a round
 # captured on the wire and decoded by Wireshark's dissectors, with the
 # idle link's TEST LINK exchange.
-both="$scale $round 1-smcr-both $t/smc_rs_semantics_pair.sh $t/smc_run_bpf.sh $t/smc_rs_smcr.sh $t/smc_rs_hostile.sh $t/smc_rs_roce_blocked.sh $t/smc_rs_scarce_slots.sh $t/smc_rs_abort_churn.sh $t/smc_rs_bad_mtu.sh $more;
+both="$scale $round 1-smcr-both $t/smc_rs_semantics_pair.sh $t/smc_run_bpf.sh $t/smc_rs_smcr.sh $t/smc_rs_hostile.sh $t/smc_rs_roce_blocked.sh $t/smc_rs_scarce_slots.sh $t/smc_rs_abort_churn.sh $t/smc_rs_bad_mtu.sh $t/smc_rs_many_lgrs.sh $more;
 $round 2-capture $t/smc_rs_capture.sh"
 vm_timeout=3600 vm_run smcr-both pair smc_rs "$both" smc_rs "$both"
 

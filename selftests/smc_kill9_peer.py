@@ -4,9 +4,10 @@
 connections: its kernel closes them all at once, from a task with a fatal
 signal pending, and every peer must see the end of its stream.
 
-    smc_kill9_peer.py client PEER PORT N HELD_FILE
-        connects N SMC sockets, sends 1 byte on each, creates HELD_FILE
-        and sleeps (until it is killed).
+    smc_kill9_peer.py client PEER PORT N HELD_FILE [AT_ONCE]
+        connects N SMC sockets (AT_ONCE of them at the same time, from as
+        many threads; one by one without it), sends 1 byte on each,
+        creates HELD_FILE and sleeps (until it is killed).
     smc_kill9_peer.py server PORT N KILLED_FILE SECS
         accepts N connections and reads their byte, waits (up to 300 s) for
         KILLED_FILE, then waits up to SECS seconds for every connection to
@@ -16,6 +17,7 @@ import os
 import select
 import socket
 import sys
+import threading
 import time
 
 # SMC sockets as IPPROTO_SMC of AF_INET (the same sockets as AF_SMC's),
@@ -23,10 +25,8 @@ import time
 IPPROTO_SMC = 256
 
 
-def client(peer, port, n, held):
-    socks = []
-    deadline = time.time() + 90
-    while len(socks) < n:
+def connect_one(peer, port, deadline):
+    while True:
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, IPPROTO_SMC)
         try:
             s.connect((peer, port))
@@ -37,7 +37,26 @@ def client(peer, port, n, held):
             time.sleep(0.2)
             continue
         s.sendall(b"x")
-        socks.append(s)
+        return s
+
+
+def client(peer, port, n, held, at_once=1):
+    socks = []
+    deadline = time.time() + 90
+    while len(socks) < n:
+        batch = [None] * min(at_once, n - len(socks))
+
+        def one(i):
+            batch[i] = connect_one(peer, port, deadline)
+
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(len(batch))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if None in batch:
+            return 1
+        socks.extend(batch)
     open(held, "w").close()
     while True:
         time.sleep(60)
@@ -88,7 +107,8 @@ def server(port, n, killed, secs):
 
 def main():
     if sys.argv[1] == "client":
-        return client(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])
+        at_once = int(sys.argv[6]) if len(sys.argv) > 6 else 1
+        return client(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], at_once)
     return server(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], float(sys.argv[5]))
 
 

@@ -35,7 +35,7 @@ use crate::sysctl::LgrParams;
 use crate::wire::cdc::CDC_MSG_TYPE;
 use crate::wire::lgr_match::LgrIdentity;
 use crate::wire::llc::LLC_LEN;
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, AtomicUsize, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{new_condvar, new_mutex, Arc, CondVar, Mutex};
 
@@ -201,6 +201,24 @@ impl QueuedAnswers {
     }
 }
 
+/// A place in a link group for a connection whose server handshake chose
+/// it; given back when dropped, once the connection is in the table (or
+/// the handshake failed).
+pub(crate) struct Joining(Arc<LinkGroup>);
+
+impl Joining {
+    /// The link group.
+    pub(crate) fn lgr(&self) -> &Arc<LinkGroup> {
+        &self.0
+    }
+}
+
+impl Drop for Joining {
+    fn drop(&mut self) {
+        self.0.joining.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 /// Connections (by token) waiting for a send slot, first come first
 /// served, each once: a completed slot goes to the first of them, as
 /// upstream's senders queue for a slot, and does not wake them all.
@@ -355,6 +373,9 @@ pub(crate) struct LinkGroup {
     pub(crate) conns: SpinLockBh<ConnTable>,
     /// When the peer was last heard, the link tested, the group idle.
     pub(crate) activity: Activity,
+    /// Server handshakes that chose this link group and have not yet put
+    /// their connection in the table ([`Joining`]).
+    joining: AtomicUsize,
     /// What the link group took from the `net.smc` sysctls when it was
     /// made, and the connection limit agreed in the CLC handshake.
     pub(crate) params: LgrParams,
@@ -434,6 +455,7 @@ impl LinkGroup {
                 hold <- new_mutex!(Some(hold), "LinkGroup::hold"),
                 conns <- new_spinlock_bh!(ConnTable::new(), "LinkGroup::conns"),
                 activity: Activity::new(),
+                joining: AtomicUsize::new(0),
                 params,
             }? Error),
             GFP_KERNEL,
@@ -752,6 +774,19 @@ impl LinkGroup {
     /// How many connections the link group carries.
     pub(crate) fn conn_count(&self) -> usize {
         self.conns.lock().count()
+    }
+
+    /// Takes a place for one more connection if the link group carries
+    /// fewer than `max`, counting the places taken and not yet filled:
+    /// handshakes that chose it at the same time do not all pass the
+    /// limit. The caller holds the registry's lock, so no two take the
+    /// last place.
+    pub(crate) fn try_join(self: &Arc<Self>, max: usize) -> Option<Joining> {
+        if self.conn_count() + self.joining.load(Ordering::Acquire) >= max {
+            return None;
+        }
+        self.joining.fetch_add(1, Ordering::AcqRel);
+        Some(Joining(self.clone()))
     }
 
     /// Takes a free send slot if there is one now (any context).

@@ -9,7 +9,7 @@
 
 use super::conn::{Conn, PeerRmb};
 use super::keepalive::{self, Verdict};
-use super::lgr::{LinkGroup, LinkState, PeerLink, Role};
+use super::lgr::{Joining, LinkGroup, LinkState, PeerLink, Role};
 use super::llc;
 use crate::ib::{DeviceUsers, SmcIbDevice, SmcrV2Device};
 use crate::stats::tech::{self, BufferSource, Dir};
@@ -103,8 +103,9 @@ impl LgrRegistry {
     }
 
     /// A live server link group of namespace `net` with room for a
-    /// connection, to the client that proposed from `gid`.
-    fn find_server(&self, net: u64, systemid: &[u8; 8], gid: &[u8; 16]) -> Option<Arc<LinkGroup>> {
+    /// connection, to the client that proposed from `gid`, and a place in
+    /// it (held until the connection is in its table).
+    fn find_server(&self, net: u64, systemid: &[u8; 8], gid: &[u8; 16]) -> Option<Joining> {
         let want = LgrIdentity {
             net,
             role: Role::Server.wire(),
@@ -113,15 +114,14 @@ impl LgrRegistry {
             peer_qpn: 0,
         };
         let lgrs = self.lgrs.lock();
-        lgrs.iter()
-            .flatten()
-            .find(|l| {
-                l.state() == LinkState::Active
-                    && l.conn_count() < usize::from(l.params.max_conns)
-                    && l.identity().admits(&want)
-            })
-            .inspect(|l| l.activity.reused())
-            .cloned()
+        let joining = lgrs.iter().flatten().find_map(|l| {
+            if l.state() != LinkState::Active || !l.identity().admits(&want) {
+                return None;
+            }
+            l.try_join(usize::from(l.params.max_conns))
+        })?;
+        joining.lgr().activity.reused();
+        Some(joining)
     }
 
     fn add(&self, lgr: Arc<LinkGroup>) -> Result {
@@ -520,11 +520,14 @@ pub(crate) fn server_accept(
     } else {
         (LgrParams::DEFAULT.max_conns, 1)
     };
-    let (lgr, first_contact) = match reg.find_server(waker.net().cookie(), &p.systemid, &p.gid) {
-        Some(l) => {
+    // The place taken in an existing link group counts against its limit
+    // until the connection is in its table.
+    let joining = reg.find_server(waker.net().cookie(), &p.systemid, &p.gid);
+    let (lgr, first_contact) = match &joining {
+        Some(j) => {
             // An existing link group: others may decide meanwhile.
             *pending = None;
-            (l, false)
+            (j.lgr().clone(), false)
         }
         None => {
             let id = new_lgr_id();
@@ -566,6 +569,7 @@ pub(crate) fn server_accept(
     if lgr.conns.lock().insert(conn.clone()).is_err() {
         return Err(fail(&lgr, DECL_MEM));
     }
+    drop(joining);
     let fce = first_contact.then(|| FirstContactExt {
         v2_direct: !dev.uses_gateway,
         os_type: OS_LINUX,
