@@ -665,6 +665,25 @@ static int echo_exchange(int fd, const unsigned char *out, unsigned char *in, si
 	return 0;
 }
 
+/* Where the echo first differs from what was sent, and 16 bytes of each
+ * from there: a CLC message in the stream shows as its eyecatcher
+ * (e2 d4 c3 d9). */
+static void report_difference(const unsigned char *in, const unsigned char *out)
+{
+	size_t at = 0, i;
+
+	while (at < size && in[at] == out[at])
+		at++;
+	fprintf(stderr, "smc_echo: echoed data differs from byte %zu of %llu:", at,
+		(unsigned long long)size);
+	for (i = at; i < at + 16 && i < size; i++)
+		fprintf(stderr, " %02x", in[i]);
+	fprintf(stderr, " (sent:");
+	for (i = at; i < at + 16 && i < size; i++)
+		fprintf(stderr, " %02x", out[i]);
+	fprintf(stderr, ")\n");
+}
+
 static void *client_once(void *arg)
 {
 	struct client_result *res = arg;
@@ -703,7 +722,7 @@ static void *client_once(void *arg)
 	if (echo_exchange(fd, out, in, &got))
 		goto out;
 	if (memcmp(in, out, size)) {
-		fprintf(stderr, "smc_echo: echoed data differs\n");
+		report_difference(in, out);
 		goto out;
 	}
 	res->sum = fnv1a(out, size, 0xcbf29ce484222325ULL);
