@@ -2,11 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # SMC-Rv2 for IPv6 sockets that connect to an IPv4-mapped address
-# (::ffff:10.10.0.1): the TCP connection is IPv4 on the wire, and smc_rs's
+# (::ffff: and the server's IPv4 address): the TCP connection is IPv4 on the wire, and smc_rs's
 # client takes the IPv4 route and the IPv4-mapped RoCE GID for it, as for an
-# IPv4 socket. VM 1 serves (smc_rs or upstream smc.ko, an IPv4 AF_SMC
+# IPv4 socket. One VM serves (smc_rs or upstream smc.ko, an IPv4 AF_SMC
 # listener; with smc_rs also an IPv6 one, which takes the IPv4 connection
-# as IPv4-mapped), VM 2 connects with smc_rs (upstream 6.12's client falls
+# as IPv4-mapped), the other connects with smc_rs (upstream 6.12's client falls
 # back to TCP for such sockets: both sides skip then):
 #
 # - AF_SMC/SMCPROTO_SMC6, one connection held open while smcss -R on each
@@ -30,6 +30,7 @@ pair_tag=v4mapped
 port=7601
 port6=7602
 mapped=::ffff:$server_addr
+client_addr=10.10.0.$((3 - SMC_SERVER_VM))
 [ "$side" = server ] && other=client || other=server
 pair_modules
 [ "$side" = server ] && server_mod=$mine client_mod=$other_mod || server_mod=$other_mod client_mod=$mine
@@ -70,7 +71,7 @@ if [ "$side" = server ]; then
 	pair_signal listen
 	if pair_await held; then
 		run_test "$mine server: smcss -R shows the IPv6 client's held connection as SMC-R" \
-			smcss_row "10\\.10\\.0\\.2:[0-9]+"
+			smcss_row "(::ffff:)?${client_addr//./\\.}:[0-9]+"
 	else
 		run_test "$mine server: the client held a connection" false
 	fi
@@ -90,7 +91,7 @@ else
 			kill -0 "$holder" 2>/dev/null || break
 			sleep 0.2
 		done
-		smcss_row "(::ffff:)?10\\.10\\.0\\.1:$port" || rc=1
+		smcss_row "(::ffff:)?${server_addr//./\\.}:$port" || rc=1
 		pair_signal held
 		pair_await viewed || rc=1
 		touch "$SMC_OUT/v4mapped-go"
