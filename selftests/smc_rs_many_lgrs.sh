@@ -19,7 +19,6 @@ pair_tag=lgrs
 port=7460
 conns=1040
 held_conns=80
-[ "$side" = server ] && other=client || other=server
 pair_modules
 if [ "$mine" != smc_rs ] || [ "$other_mod" != smc_rs ]; then
 	skip_test "link groups of 16 connections ($side side)" "needs smc_rs on both sides"
