@@ -1,21 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The CLC handshake over the clcsock (RFC 7609, section 3.7; SMC-Rv2),
-//! and the memory of peers that echo the SMC TCP option without speaking CLC.
+//! The CLC handshake over the clcsock (RFC 7609, section 3.7; SMC-Rv2);
+//! the memory of peers that echo the SMC TCP option without speaking CLC is
+//! [`non_clc`].
+
+pub(crate) mod non_clc;
 
 use crate::ib::{find_smcr_v2_device, local_systemid, SmcrV2Device};
 use crate::smcr::conn::Conn;
 use crate::smcr::inject;
+use crate::smcr::registry::registry;
 use crate::smcr::setup::{
-    client_abort, client_accept, client_confirm_link, server_accept, server_confirm,
-    ClientProposal, LgrRegistry, ServerConn,
+    abort_conn, client_accept, client_confirm_link, server_accept, server_confirm,
+    ClientProposal, ServerConn,
 };
 use crate::sys::args::SockAddr;
 use crate::sys::errno::{EAGAIN, EINVAL};
 use crate::sys::net::Net;
 use crate::sys::print::smc_dbg;
 use crate::sys::route::find_route_v4;
-use crate::sys::sync::RcuPointer;
 use crate::sys::tcp::KernelSocket;
 use crate::ueid::UeidTable;
 use crate::wire::clc::{
@@ -27,9 +30,7 @@ use kernel::sync::Arc;
 
 /// SMC release 1 (v2.1): maximum links and connections are negotiated.
 const SMC_RELEASE_1: u8 = 1;
-use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::prelude::*;
-use kernel::time::Ktime;
 
 /// How long a peer has to answer a CLC message (upstream's `CLC_WAIT_TIME`).
 pub(crate) const CLC_WAIT_MS: u32 = 6000;
@@ -50,55 +51,6 @@ pub(crate) enum ClientOutcome {
     /// a stack that reflects unknown options): this connection is unusable
     /// and must be made again without the option.
     NotClc(ClcError),
-}
-
-/// The link groups of this host, published while the module is loaded.
-static REGISTRY: RcuPointer<Arc<LgrRegistry>> = RcuPointer::new();
-
-/// Publishes the link group registry (module load).
-fn start_smcr() -> Result {
-    let reg = Arc::pin_init(LgrRegistry::new(), GFP_KERNEL)?;
-    crate::ib::set_device_users(Some(reg.clone()))?;
-    REGISTRY.replace(Some(KBox::new(reg, GFP_KERNEL)?));
-    Ok(())
-}
-
-/// The link group registry's lifetime in the module: published when made,
-/// every link group ended when dropped.
-pub(crate) struct SmcrLinkGroups(());
-
-impl SmcrLinkGroups {
-    pub(crate) fn start() -> Result<Self> {
-        start_smcr()?;
-        Ok(SmcrLinkGroups(()))
-    }
-}
-
-impl Drop for SmcrLinkGroups {
-    fn drop(&mut self) {
-        stop_smcr();
-    }
-}
-
-/// Ends every link group (module unload, after the last socket).
-fn stop_smcr() {
-    if let Some(reg) = registry() {
-        let _ = crate::ib::set_device_users(None);
-        REGISTRY.replace(None);
-        reg.shutdown();
-    }
-}
-
-/// The link groups' keeper (see [`LgrRegistry::keep`]).
-pub(crate) fn keep_link_groups() {
-    if let Some(reg) = registry() {
-        reg.keep();
-    }
-}
-
-/// The link group registry, while SMC-R runs.
-pub(crate) fn registry() -> Option<Arc<LgrRegistry>> {
-    REGISTRY.read(|r| r.cloned())
 }
 
 /// What a client can offer: an SMC-Rv2 device on the route to the peer,
@@ -325,13 +277,13 @@ fn client_smcr(clc: &KernelSocket, o: &Offer, a: &SmcrAcceptConfirm) -> Result<C
         .map_err(|_| Error::from(EINVAL))
         .and_then(|n| clc.send_all(buf.get(..n).ok_or(EINVAL)?));
     if let Err(e) = sent {
-        client_abort(cc.conn, cc.first_contact);
+        abort_conn(cc.lgr, cc.conn, cc.first_contact);
         return Err(e);
     }
     if cc.first_contact {
-        if let Err(e) = client_confirm_link(&reg, &cc.conn) {
+        if let Err(e) = client_confirm_link(&reg, &cc) {
             smc_dbg!("client: link confirmation failed ({:?})", e);
-            client_abort(cc.conn, true);
+            abort_conn(cc.lgr, cc.conn, true);
             // No other handshake waits for this one's link group now.
             drop(pending);
             let (reason, peer_diagnosis) =
@@ -474,7 +426,7 @@ fn server_smcr(clc: &KernelSocket, dev: &SmcrV2Device, cp: &ClientProposal) -> S
 
 /// Undoes [`server_accept`] when the handshake fails after it.
 fn server_abort(sc: ServerConn) {
-    client_abort(sc.conn, sc.first_contact);
+    abort_conn(sc.lgr, sc.conn, sc.first_contact);
 }
 
 /// How the server side of a CLC handshake ended.
@@ -632,60 +584,4 @@ fn recv_message(
         return Err(RecvError::Clc(ClcError::Truncated));
     }
     Ok(header)
-}
-
-/// Peers (by address, per network namespace) that echoed the SMC option
-/// without speaking CLC: connections to them skip SMC for a while.
-///
-/// A small lock-free table: each slot holds a 32-bit hash of namespace and
-/// address and the second until which the entry holds. A collision can only
-/// make a connection skip SMC needlessly, never break it.
-pub(crate) struct NonClcPeers {
-    slots: [AtomicU64; Self::SLOTS],
-}
-
-impl NonClcPeers {
-    const SLOTS: usize = 64;
-    /// How long a peer stays remembered.
-    const HOLD_SECS: u32 = 600;
-
-    pub(crate) const fn new() -> Self {
-        #[allow(clippy::declare_interior_mutable_const)]
-        const EMPTY: AtomicU64 = AtomicU64::new(0);
-        NonClcPeers {
-            slots: [EMPTY; Self::SLOTS],
-        }
-    }
-
-    fn key(net: &Net, addr: &[u8]) -> u32 {
-        let fnv = |h: u32, bytes: &[u8]| {
-            bytes.iter().fold(h, |h, byte| {
-                (h ^ u32::from(*byte)).wrapping_mul(0x0100_0193)
-            })
-        };
-        let h = fnv(0x811c_9dc5, &net.id().to_ne_bytes());
-        fnv(h, addr) | 1 // never 0, the empty slot's key
-    }
-
-    /// Seconds since boot; 32 bits last 136 years.
-    fn now_secs() -> u32 {
-        (Ktime::ktime_get().to_ms() / 1000) as u32
-    }
-
-    /// Remembers `addr` as a peer that does not speak CLC.
-    pub(crate) fn insert(&self, net: &Net, addr: &SockAddr<'_>) {
-        let Some(ip) = addr.ip() else { return };
-        let key = Self::key(net, ip);
-        let until = Self::now_secs().wrapping_add(Self::HOLD_SECS);
-        self.slots[key as usize % Self::SLOTS]
-            .store((u64::from(key) << 32) | u64::from(until), Ordering::Relaxed);
-    }
-
-    /// Whether `addr` is a remembered peer that does not speak CLC.
-    pub(crate) fn contains(&self, net: &Net, addr: &SockAddr<'_>) -> bool {
-        let Some(ip) = addr.ip() else { return false };
-        let key = Self::key(net, ip);
-        let slot = self.slots[key as usize % Self::SLOTS].load(Ordering::Relaxed);
-        (slot >> 32) as u32 == key && slot as u32 > Self::now_secs()
-    }
 }

@@ -1,217 +1,29 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The RDMA devices SMC-R may use: smc_rs is an ib_core client, keeps for
-//! each device its limits and the state of its ports, and follows port and
-//! GID events. The devices in use are listed for readers under RCU; link
-//! groups pick their device there ([`select`]).
+//! The RDMA devices SMC-R may use: smc_rs is an ib_core client that adds
+//! each device to the list of those in use ([`devices`]) and takes it out
+//! again once nothing holds it; link groups pick their device there
+//! ([`select`]).
 
+mod devices;
 pub(crate) mod info;
 pub(crate) mod pnet;
 mod select;
 
+pub(crate) use devices::{any_port_up, set_device_users, DeviceHold, DeviceUsers, SmcIbDevice};
 pub(crate) use select::{find_smcr_v2_device, local_systemid, SmcrV2Device};
 
 use crate::sys::ib::client::IbClientOps;
-use crate::sys::ib::device::{DeviceListLock, GidEntry, IbDevice};
-use crate::sys::ib::event::{IbEvent, IbEventRegistration, IbEventSink};
-use crate::sys::net::Net;
+use crate::sys::ib::device::IbDevice;
+use crate::sys::ib::event::IbEventRegistration;
 use crate::sys::print::smc_dbg;
-use crate::sys::sync::{new_spinlock_bh, RcuPointer, SpinLockBh};
-use core::fmt;
+use crate::sys::sync::new_spinlock_bh;
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use devices::{update_devices, Gid, Name, SmcIbPort, USERS};
 use kernel::prelude::*;
-use kernel::sync::{new_condvar, Arc, CondVar};
+use kernel::sync::{new_condvar, Arc};
 use kernel::types::ARef;
-use pnet::{PnetId, PNETID_LEN};
-
-/// What uses the devices (the link groups) and must let go of one that
-/// goes away, before ib_core finishes removing it.
-pub(crate) trait DeviceUsers: Send + Sync {
-    /// `dev` is going away: end everything on it. Process context.
-    fn device_removed(&self, dev: &SmcIbDevice);
-}
-
-/// The users of the devices, told about removals.
-static USERS: RcuPointer<Arc<dyn DeviceUsers>> = RcuPointer::new();
-
-/// Sets (or clears) who is told when a device goes away.
-pub(crate) fn set_device_users(users: Option<Arc<dyn DeviceUsers>>) -> Result {
-    let boxed = match users {
-        Some(u) => Some(KBox::new(u, GFP_KERNEL)?),
-        None => None,
-    };
-    USERS.replace(boxed);
-    Ok(())
-}
-
-/// A port of an RDMA device, as SMC sees it.
-struct SmcIbPort {
-    number: u32,
-    /// `IB_PORT_ACTIVE`, kept current by port events.
-    active: AtomicBool,
-    /// The active MTU as `enum ib_mtu` when the device was added (a link
-    /// reads the current one).
-    active_mtu: AtomicU32,
-    /// Entries in the GID table (fixed per port).
-    gid_table_len: u32,
-    /// The port's hardware PNETID, all padding when it has none (hardware
-    /// PNETIDs exist on s390 only).
-    pnetid: [u8; PNETID_LEN],
-}
-
-impl SmcIbPort {
-    /// The port's PNETID: the hardware's, else the PNET table's for this
-    /// port of `dev` (upstream applies the table's when neither the
-    /// hardware's nor an earlier entry set one). Does not sleep.
-    fn pnetid(&self, dev: &IbDevice) -> Option<PnetId> {
-        PnetId::new(self.pnetid)
-            .or_else(|| pnet::ib_port_pnetid(dev.name().to_bytes(), self.number))
-    }
-
-    /// Whether the port's PNETID comes from the PNET table.
-    fn pnetid_by_user(&self, dev: &IbDevice) -> bool {
-        PnetId::new(self.pnetid).is_none()
-            && pnet::ib_port_pnetid(dev.name().to_bytes(), self.number).is_some()
-    }
-}
-
-/// An RDMA device SMC-R may use.
-#[pin_data]
-pub(crate) struct SmcIbDevice {
-    dev: ARef<IbDevice>,
-    ports: KVec<SmcIbPort>,
-    /// ib_core took the device away: not to be picked any more.
-    removed: AtomicBool,
-    /// The [`DeviceHold`]s: link groups whose verbs objects are on it.
-    #[pin]
-    holds: SpinLockBh<usize>,
-    /// Signalled when the last hold goes.
-    #[pin]
-    holds_gone: CondVar,
-}
-
-/// A link group's hold on its device: its verbs objects (PD, CQs, queue
-/// pair, memory regions) are on it, and ib_core's removal of the device
-/// waits until every hold is gone -- also those of link groups that no
-/// registry lists (in their handshake, or just taken out by the keeper),
-/// as upstream counts the links per device. Kept with the verbs objects,
-/// so that it goes when they go. Any context.
-pub(crate) struct DeviceHold(Arc<SmcIbDevice>);
-
-impl DeviceHold {
-    /// Holds `dev`.
-    pub(crate) fn new(dev: &Arc<SmcIbDevice>) -> Self {
-        let mut n = dev.holds.lock();
-        *n = n.saturating_add(1);
-        drop(n);
-        DeviceHold(dev.clone())
-    }
-}
-
-impl Drop for DeviceHold {
-    fn drop(&mut self) {
-        let mut n = self.0.holds.lock();
-        *n = n.saturating_sub(1);
-        if *n == 0 {
-            self.0.holds_gone.notify_all();
-        }
-    }
-}
-
-impl SmcIbDevice {
-    fn port(&self, number: u32) -> Option<&SmcIbPort> {
-        self.ports.iter().find(|p| p.number == number)
-    }
-
-    /// The ib_core device.
-    pub(crate) fn ib(&self) -> &IbDevice {
-        &self.dev
-    }
-
-    /// Whether `port` is up.
-    pub(crate) fn port_active(&self, port: u32) -> bool {
-        self.port(port)
-            .is_some_and(|p| p.active.load(Ordering::Acquire))
-    }
-}
-
-impl IbEventSink for SmcIbDevice {
-    fn event(&self, event: IbEvent) {
-        smc_dbg!("ib: {} event {:?}", Name(&self.dev), event);
-        match event {
-            IbEvent::PortActive(n) | IbEvent::PortError(n) => {
-                if let Some(p) = self.port(n) {
-                    // Nothing is queried here: ib_core dispatches events
-                    // under a lock that drivers' query paths nest outside
-                    // of. The MTU is read when a link is made.
-                    let up = matches!(event, IbEvent::PortActive(_));
-                    p.active.store(up, Ordering::Release);
-                }
-            }
-            // GIDs are looked up afresh for every new link.
-            IbEvent::GidChange(_) => {}
-            IbEvent::DeviceFatal => {
-                for p in self.ports.iter() {
-                    p.active.store(false, Ordering::Release);
-                }
-            }
-            IbEvent::Other(_) => {}
-        }
-    }
-}
-
-/// The devices in use, replaced as a whole when one comes or goes (under
-/// [`DeviceListLock`]); readers do not wait.
-static DEVICES: RcuPointer<KVec<Arc<SmcIbDevice>>> = RcuPointer::new();
-
-/// Calls `f` with the devices in use, under the RCU read lock: `f` must not
-/// sleep, and keeps a device beyond the call only by cloning its `Arc`.
-fn with_devices<R>(f: impl FnOnce(&[Arc<SmcIbDevice>]) -> R) -> R {
-    DEVICES.read(|list| f(list.map_or(&[], |l| &l[..])))
-}
-
-/// Whether an RDMA device in use may serve sockets of `net` and has a port
-/// up: without one, no connection in `net` can use SMC-R. Reads the list
-/// under RCU only (no lock, no sleep), cheap enough for every `connect()`.
-pub(crate) fn any_port_up(net: &Net) -> bool {
-    with_devices(|devices| {
-        devices.iter().any(|d| {
-            !d.removed.load(Ordering::Acquire)
-                && d.dev.usable_in(net)
-                && d.ports.iter().any(|p| p.active.load(Ordering::Acquire))
-        })
-    })
-}
-
-/// Publishes the list of devices in use with `add` added and `remove`
-/// (and any device marked removed) taken out. May sleep: waits for the
-/// readers of the old list.
-fn update_devices(add: Option<&Arc<SmcIbDevice>>, remove: Option<&Arc<SmcIbDevice>>) -> Result {
-    let _lock = DeviceListLock::lock();
-    // The lock keeps the list as it is between the two reads.
-    let len = with_devices(|cur| cur.len());
-    let mut list = KVec::with_capacity(len + 1, GFP_KERNEL)?;
-    with_devices(|cur| -> Result {
-        for d in cur {
-            let gone =
-                remove.is_some_and(|r| Arc::ptr_eq(r, d)) || d.removed.load(Ordering::Acquire);
-            if !gone {
-                // Within the capacity: no allocation, so no sleeping.
-                list.push(d.clone(), GFP_ATOMIC)?;
-            }
-        }
-        Ok(())
-    })?;
-    if let Some(d) = add {
-        list.push(d.clone(), GFP_KERNEL)?;
-    }
-    DEVICES.replace(if list.is_empty() {
-        None
-    } else {
-        Some(KBox::new(list, GFP_KERNEL)?)
-    });
-    Ok(())
-}
+use pnet::PNETID_LEN;
 
 /// What ib_core keeps for us per device: the device's state and the
 /// registration that feeds it events (dropped first).
@@ -321,37 +133,3 @@ impl IbClientOps for SmcIbClient {
     }
 }
 
-/// Formats a device's name.
-struct Name<'a>(&'a IbDevice);
-
-impl fmt::Display for Name<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for b in self.0.name().to_bytes() {
-            write!(f, "{}", char::from(*b))?;
-        }
-        Ok(())
-    }
-}
-
-/// Formats a GID entry: the GID as IPv6 groups, its index, type and netdev.
-struct Gid<'a>(&'a GidEntry);
-
-impl fmt::Display for Gid<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let g = &self.0.gid;
-        write!(f, "gid[{}] ", self.0.index)?;
-        for (i, pair) in g.chunks(2).enumerate() {
-            let word = pair.iter().fold(0u16, |w, b| (w << 8) | u16::from(*b));
-            if i > 0 {
-                write!(f, ":")?;
-            }
-            write!(f, "{:x}", word)?;
-        }
-        write!(
-            f,
-            " {} ifindex {}",
-            if self.0.roce_v2 { "RoCEv2" } else { "RoCEv1" },
-            self.0.ifindex
-        )
-    }
-}

@@ -58,9 +58,10 @@ struct SmcRs {
     _pnet_netlink: GenlRegistration<netlink::PnetNetlink>,
     _ueids: ueid::Ueids,
     _handshakes: HandshakeQueue,
-    _link_groups: clc::SmcrLinkGroups,
+    _link_groups: crate::smcr::registry::SmcrLinkGroups,
     _ib: IbClient<ib::SmcIbClient>,
     _stats: PernetRegistration<stats::NetStats>,
+    _smcr_stats: PernetRegistration<stats::tech::TechStats>,
     _pnet_tables: PernetRegistration<ib::pnet::PnetTable>,
     _sysctls: PernetRegistration<sysctl::NetSysctls>,
     _tcp_option: TcpSmcOption,
@@ -69,10 +70,11 @@ struct SmcRs {
 impl kernel::Module for SmcRs {
     fn init(module: &'static ThisModule) -> Result<Self> {
         let stats = PernetRegistration::new()?;
+        let smcr_stats = PernetRegistration::new()?;
         let pnet_tables = PernetRegistration::new()?;
         let ib = IbClient::register(c_str!("smc_rs"))?;
         let handshakes = HandshakeQueue::new()?;
-        let link_groups = clc::SmcrLinkGroups::start()?;
+        let link_groups = crate::smcr::registry::SmcrLinkGroups::start()?;
         // The family first: taking family 43 is what tells whether upstream
         // SMC is loaded, and says so.
         let family = Registration::new(bindings::PF_SMC, c_str!("SMC"), module)?;
@@ -95,6 +97,7 @@ impl kernel::Module for SmcRs {
             _link_groups: link_groups,
             _ib: ib,
             _stats: stats,
+            _smcr_stats: smcr_stats,
             _pnet_tables: pnet_tables,
             _sysctls: sysctls,
             _tcp_option: TcpSmcOption::enable(),

@@ -86,8 +86,6 @@ pub(crate) struct NetStats {
     pub(crate) server: SideStats,
     /// Peers found to echo the SMC option without speaking CLC.
     pub(crate) non_clc_peers: AtomicU64,
-    /// The SMC-R data path.
-    pub(crate) smcr: tech::TechStats,
     #[pin]
     fallbacks: SpinLockBh<FallbackReasons>,
 }
@@ -139,7 +137,6 @@ impl PernetData for NetStats {
             client: SideStats::default(),
             server: SideStats::default(),
             non_clc_peers: AtomicU64::new(0),
-            smcr: tech::TechStats::new()?,
             fallbacks <- new_spinlock_bh!(
                 FallbackReasons {
                     server: ReasonCounts::new(),

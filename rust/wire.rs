@@ -20,3 +20,5 @@ pub(crate) mod cursor;
 pub(crate) mod lgr_match;
 #[path = "../wire/src/llc/mod.rs"]
 pub(crate) mod llc;
+#[path = "../wire/src/tokens.rs"]
+pub(crate) mod tokens;

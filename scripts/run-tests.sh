@@ -93,6 +93,12 @@ while read -r _ name _ status; do
 	esac
 done < <(grep -E '^test .* \.\.\. (ok|FAILED|ignored)' "$out/cargo-test.log")
 
+# 1a. The floors: every file under rust/ imports only files on lower floors
+# of Documentation/design.rst's table, no import circle (also in tools/),
+# no file over the line limit.
+check "host: floors (imports only from lower floors, no circles, files within 620 lines)" \
+	python3 "$top/scripts/floors.py"
+
 # 1b. A short coverage-guided fuzzing pass over every wire parser (the long
 # runs are recorded in wire/fuzz/RESULTS.md).
 phase "host: fuzz (build and short pass)"

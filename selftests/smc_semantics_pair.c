@@ -576,6 +576,10 @@ static void epoll_edge(void)
 
 	for (int i = 0; i < 4; i++) {
 		if (!is_server) {
+			/* Nothing is sent before the server looked at the idle
+			 * socket: otherwise its "idle" sees the first arrival. */
+			if (i == 0)
+				sync_peer();
 			if (i < 3)
 				send(fd, msgs[i], strlen(msgs[i]), MSG_NOSIGNAL);
 			else
@@ -587,6 +591,7 @@ static void epoll_edge(void)
 			ev.data.fd = fd;
 			epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
 			SHOW("idle", epoll_wait(ep, out, 4, 0));
+			sync_peer();
 		}
 		n = epoll_wait(ep, out, 4, 5000);
 		printf("%s/arrival %d: %d events 0x%x\n", scenario, i, n, n > 0 ? out[0].events : 0);

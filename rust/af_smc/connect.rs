@@ -4,8 +4,9 @@
 //! TCP's, the work item that finishes a non-blocking connect, and the waits
 //! of calls that come while it runs.
 
-use super::{clc, enter_smcr, switch_to_fallback, Guard, SmcSock, SmcState, Sock, CONNECT_WORK};
-use crate::clc::{client_handshake, nothing_to_propose, ClientOutcome, NonClcPeers};
+use super::sock::{clc, enter_smcr, switch_to_fallback, Guard, SmcSock, SmcState, Sock, CONNECT_WORK};
+use crate::clc::non_clc::NonClcPeers;
+use crate::clc::{client_handshake, nothing_to_propose, ClientOutcome};
 use crate::smcr::conn::Conn;
 use crate::stats::{count, Event, Side};
 use crate::sys::args::SockAddr;

@@ -5,10 +5,10 @@
 //! CDC flags. Callers sleep on the clcsock's wait queue, which the
 //! connection's completion handling wakes.
 
-use super::{Guard, Sock};
+use super::sock::{smcr_locked, Guard, Sock};
 use crate::smcr::close::{self, Deferred};
 use crate::smcr::conn::Conn;
-use crate::smcr::{rx, tx};
+use crate::smcr::{rx, settle, tx};
 use crate::stats::tech::{self, Dir, Special};
 use crate::sys::args::{MsgHdr, SockoptIn};
 use crate::sys::bindings as b;
@@ -112,7 +112,7 @@ pub(super) fn count_tcp_option(sock: &Sock<'_>, name: i32, val: SockoptIn<'_>) {
         b::TCP_CORK if v == 0 => Special::Cork,
         _ => return,
     };
-    if super::smcr_locked(sock).is_some() {
+    if smcr_locked(sock).is_some() {
         tech::special(sock.sk().net(), call);
     }
 }
@@ -174,7 +174,7 @@ pub(super) fn shutdown(sock: &Sock<'_>, conn: &Arc<Conn>, how: i32) -> Result {
         sh.shut_rd |= how != Shutdown::Write;
         d
     };
-    close::settle(conn);
+    settle::settle(conn);
     st.set_sk_state(conn.sk_state());
     drop(st);
     finish(sock, conn, d);
@@ -221,7 +221,7 @@ pub(super) fn release(sock: &Sock<'_>, st: &mut Guard<'_>, conn: Arc<Conn>) {
         close::event(&mut sh, CloseEvent::AppClose).unwrap_or_default()
     };
     if let Some(mut timeo) = linger.filter(|t| *t > 0) {
-        close::settle(&conn);
+        settle::settle(&conn);
         let clcsock = &sk.state().clcsock;
         let flushed = || {
             let sh = conn.shared.lock();
@@ -236,7 +236,7 @@ pub(super) fn release(sock: &Sock<'_>, st: &mut Guard<'_>, conn: Arc<Conn>) {
     tech::buffer_given_back(sk.net(), Dir::Rx, conn.rmb_size());
     tech::buffer_given_back(sk.net(), Dir::Tx, conn.sndbuf_size());
     conn.orphan();
-    close::settle(&conn);
+    settle::settle(&conn);
     finish(sock, &conn, d);
     st.set_sk_state(conn.sk_state());
 }

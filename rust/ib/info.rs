@@ -5,7 +5,7 @@
 //! `SMC_NETLINK_GET_DEV_SMCR` lists them. Read only.
 
 use super::pnet::PNETID_LEN;
-use super::{with_devices, SmcIbDevice};
+use super::devices::{with_devices, SmcIbDevice};
 use crate::sys::diag::IBNAME_LEN;
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;

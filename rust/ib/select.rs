@@ -15,7 +15,7 @@
 //!   upstream's "the port's netdev is the interface or its base device".
 
 use super::pnet::netdev_pnetid;
-use super::{with_devices, SmcIbDevice, SmcIbPort};
+use super::devices::{with_devices, Name, SmcIbDevice, SmcIbPort};
 use crate::sys::ib::device::{GidEntry, IbDevice};
 use crate::sys::net::Net;
 use crate::sys::net::ETH_ALEN;
@@ -134,7 +134,7 @@ pub(crate) fn find_smcr_v2_device(net: &Net, route: &RouteInfo) -> Option<SmcrV2
         .map_or(path_mtu, |a| a.active_mtu);
     smc_dbg!(
         "ib: SMC-Rv2 via {} port {} gid[{}] (ifindex {}, mtu enum {}, {})",
-        super::Name(&device.dev),
+        Name(&device.dev),
         port,
         gid.index,
         route.ifindex,

@@ -5,35 +5,36 @@
 //! (`SMC_NETLINK_GET_LINK_SMCR`) and RDMA devices
 //! (`SMC_NETLINK_GET_DEV_SMCR`), with upstream's attributes and values.
 //! The cursor's first word is the index of the next link group or device,
-//! as upstream's `pos[0]`.
+//! as upstream's `pos[0]`. Generic over the family that carries them (the
+//! SMC family, see [`netlink`](super)).
 
-use super::SmcNetlink;
 use crate::ib::info::{devices, DeviceInfo};
 use crate::smcr::info::{gid_text, LGR_SMC_VERSION, LGR_TYPE_SINGLE};
-use crate::smcr::lgr::{LinkGroup, LinkState};
+use crate::smcr::lgr::LinkGroup;
+use crate::smcr::link::LinkState;
 use crate::sys::bindings as b;
-use crate::sys::genl::{GenlDump, GenlMessage};
+use crate::sys::genl::{GenlDump, GenlFamily, GenlMessage};
 use core::ffi::c_long;
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
 /// The live link groups of this host (none before SMC-R started).
 fn link_groups() -> Result<KVec<Arc<LinkGroup>>> {
-    match crate::clc::registry() {
+    match crate::smcr::registry::registry() {
         Some(reg) => reg.link_groups(),
         None => Ok(KVec::new()),
     }
 }
 
 /// Where the dump goes on: the cursor's first word.
-fn position(dump: &mut GenlDump<'_, SmcNetlink>) -> usize {
+fn position<F: GenlFamily>(dump: &mut GenlDump<'_, F>) -> usize {
     usize::try_from(dump.cursor()[0]).unwrap_or(0)
 }
 
 /// `SMC_NETLINK_GET_LGR_SMCR` (`links` false) and
 /// `SMC_NETLINK_GET_LINK_SMCR` (`links` true: each link group's message is
 /// followed by one per link, the group going whole into one reply).
-pub(super) fn dump_link_groups(dump: &mut GenlDump<'_, SmcNetlink>, links: bool) -> Result {
+pub(super) fn dump_link_groups<F: GenlFamily>(dump: &mut GenlDump<'_, F>, links: bool) -> Result {
     let lgrs = link_groups()?;
     let cookie = dump.net().cookie();
     let start = position(dump);
@@ -42,7 +43,7 @@ pub(super) fn dump_link_groups(dump: &mut GenlDump<'_, SmcNetlink>, links: bool)
             d.message(b::SMC_NETLINK_GET_LGR_SMCR as u8, |m| {
                 m.nest(b::SMC_GEN_LGR_SMCR as u16, |m| fill_lgr(m, lgr, cookie))
             })?;
-            if links && lgr.state() == LinkState::Active {
+            if links && lgr.link.state() == LinkState::Active {
                 d.message(b::SMC_NETLINK_GET_LINK_SMCR as u8, |m| {
                     m.nest(b::SMC_GEN_LINK_SMCR as u16, |m| fill_link(m, lgr))
                 })?;
@@ -64,7 +65,7 @@ fn fill_lgr(m: &mut GenlMessage<'_>, lgr: &LinkGroup, cookie: u64) -> Result {
     let (sndbufs, rmbs) = lgr.allocated_bytes();
     m.put_u32(b::SMC_NLA_LGR_R_ID as u16, lgr.id_word())?;
     m.put_u32(b::SMC_NLA_LGR_R_CONNS_NUM as u16, lgr.conn_count() as u32)?;
-    m.put_u8(b::SMC_NLA_LGR_R_ROLE as u16, lgr.role_number())?;
+    m.put_u8(b::SMC_NLA_LGR_R_ROLE as u16, lgr.link.role_number())?;
     m.put_u8(b::SMC_NLA_LGR_R_TYPE as u16, LGR_TYPE_SINGLE)?;
     // Physically contiguous buffers (`SMCR_PHYS_CONT_BUFS`).
     m.put_u8(b::SMC_NLA_LGR_R_BUF_TYPE as u16, 0)?;
@@ -88,7 +89,7 @@ fn fill_lgr(m: &mut GenlMessage<'_>, lgr: &LinkGroup, cookie: u64) -> Result {
     m.nest(b::SMC_NLA_LGR_R_V2 as u16, |m| {
         m.put_u8(
             b::SMC_NLA_LGR_R_V2_DIRECT as u16,
-            u8::from(!lgr.dev.uses_gateway),
+            u8::from(!lgr.link.dev.uses_gateway),
         )?;
         m.put_u8(b::SMC_NLA_LGR_R_V2_MAX_CONNS as u16, about.max_conns)?;
         m.put_u8(b::SMC_NLA_LGR_R_V2_MAX_LINKS as u16, about.max_links)
@@ -99,17 +100,18 @@ fn fill_lgr(m: &mut GenlMessage<'_>, lgr: &LinkGroup, cookie: u64) -> Result {
 fn fill_link(m: &mut GenlMessage<'_>, lgr: &LinkGroup) -> Result {
     let about = lgr.about();
     let ifindex = lgr
+        .link
         .dev
         .device
         .ib()
-        .gid(lgr.dev.port, lgr.dev.gid_index)
+        .gid(lgr.link.dev.port, lgr.link.dev.gid_index)
         .map_or(0, |g| u32::try_from(g.ifindex).unwrap_or(0));
-    m.put_u8(b::SMC_NLA_LINK_ID as u16, lgr.link_id())?;
-    m.put_u32(b::SMC_NLA_LINK_STATE as u16, lgr.link_state_number())?;
+    m.put_u8(b::SMC_NLA_LINK_ID as u16, lgr.link.link_id())?;
+    m.put_u32(b::SMC_NLA_LINK_STATE as u16, lgr.link.link_state_number())?;
     m.put_u32(b::SMC_NLA_LINK_CONN_CNT as u16, lgr.conn_count() as u32)?;
-    m.put_u8(b::SMC_NLA_LINK_IB_PORT as u16, lgr.dev.port as u8)?;
+    m.put_u8(b::SMC_NLA_LINK_IB_PORT as u16, lgr.link.dev.port as u8)?;
     m.put_u32(b::SMC_NLA_LINK_NET_DEV as u16, ifindex)?;
-    m.put_str(b::SMC_NLA_LINK_IB_DEV as u16, &lgr.ibname())?;
+    m.put_str(b::SMC_NLA_LINK_IB_DEV as u16, &lgr.link.ibname())?;
     m.put_u32(
         b::SMC_NLA_LINK_UID as u16,
         u32::from_ne_bytes(about.link_uid),
@@ -118,12 +120,12 @@ fn fill_link(m: &mut GenlMessage<'_>, lgr: &LinkGroup) -> Result {
         b::SMC_NLA_LINK_PEER_UID as u16,
         u32::from_ne_bytes(about.peer_link_uid),
     )?;
-    m.put_str(b::SMC_NLA_LINK_GID as u16, &gid_text(&lgr.dev.gid))?;
-    m.put_str(b::SMC_NLA_LINK_PEER_GID as u16, &gid_text(&lgr.peer().gid))
+    m.put_str(b::SMC_NLA_LINK_GID as u16, &gid_text(&lgr.link.dev.gid))?;
+    m.put_str(b::SMC_NLA_LINK_PEER_GID as u16, &gid_text(&lgr.link.peer().gid))
 }
 
 /// `SMC_NETLINK_GET_DEV_SMCR`: one message per RDMA device.
-pub(super) fn dump_devices(dump: &mut GenlDump<'_, SmcNetlink>) -> Result {
+pub(super) fn dump_devices<F: GenlFamily>(dump: &mut GenlDump<'_, F>) -> Result {
     let devs = devices()?;
     let lgrs = link_groups()?;
     let start = position(dump);
@@ -148,7 +150,7 @@ const MAX_PORTS: u32 = 2;
 /// without a PCI parent (rxe) has no PCI attributes, as upstream's.
 fn fill_device(m: &mut GenlMessage<'_>, dev: &DeviceInfo, lgrs: &[Arc<LinkGroup>]) -> Result {
     let on_dev = |l: &&Arc<LinkGroup>| {
-        core::ptr::eq(&*l.dev.device, &*dev.device) && l.state() == LinkState::Active
+        core::ptr::eq(&*l.link.dev.device, &*dev.device) && l.link.state() == LinkState::Active
     };
     // A single link group on the device would lose its only link with it.
     let critical = lgrs.iter().any(|l| on_dev(&l));
@@ -162,7 +164,7 @@ fn fill_device(m: &mut GenlMessage<'_>, dev: &DeviceInfo, lgrs: &[Arc<LinkGroup>
         let links = lgrs
             .iter()
             .filter(on_dev)
-            .filter(|l| l.dev.port == p.number)
+            .filter(|l| l.link.dev.port == p.number)
             .count();
         let attr = b::SMC_NLA_DEV_PORT + p.number - 1;
         m.nest(attr as u16, |m| {

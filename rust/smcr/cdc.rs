@@ -4,11 +4,11 @@
 //! they announce and received in the completion handler.
 
 use super::close::{self, Deferred};
-use super::conn::{cursor_of, Conn, ConnShared, UrgentRx};
+use super::conn::{cursor_of, Conn, ConnShared, ConnTable, UrgentRx};
 use super::inject;
-use super::lgr::LinkGroup;
 use super::rejects::{self, Reject};
 use crate::sys::errno::{ECONNABORTED, ECONNRESET};
+use crate::sys::sync::SpinLockBh;
 use crate::wire::bufsize::rmb_wnd_update_limit;
 use crate::wire::cdc::{seq_before, CdcMsg, ProducerFlags, CDC_LEN};
 use crate::wire::close::CloseEvent;
@@ -19,8 +19,10 @@ use kernel::sync::Arc;
 /// Takes a CDC message the peer sent (softirq): checks everything in it
 /// against what the connection allows, then applies it. A message for an
 /// unknown token is dropped; a cursor outside the rules aborts the
-/// connection.
-pub(crate) fn received(lgr: &LinkGroup, msg: &[u8]) {
+/// connection. Returns the connection and what is left to do for it (see
+/// [`settle::after_cdc`](super::settle::after_cdc)), outside the table's
+/// lock.
+pub(crate) fn received(conns: &SpinLockBh<ConnTable>, msg: &[u8]) -> Option<(Arc<Conn>, Arrival)> {
     let cdc = match CdcMsg::parse(msg) {
         Ok(cdc) => cdc,
         Err(e) => {
@@ -28,20 +30,41 @@ pub(crate) fn received(lgr: &LinkGroup, msg: &[u8]) {
                 Reject::CdcMalformed,
                 format_args!("{} bytes: {:?}", msg.len(), e),
             );
-            return;
+            return None;
         }
     };
-    let known = lgr.conns.lock().with(cdc.token, |conn| apply(conn, &cdc));
-    if !known {
+    let found = conns.lock().get(cdc.token).cloned();
+    let Some(conn) = found else {
         rejects::count(
             Reject::CdcUnknownToken,
             format_args!("token {:#x}", cdc.token),
         );
-    }
+        return None;
+    };
+    let arrival = apply(&conn, &cdc);
+    Some((conn, arrival))
+}
+
+/// What a CDC message leaves to do for its connection once its lock is
+/// dropped, in this order.
+#[derive(Clone, Copy, Debug, Default)]
+#[must_use]
+pub(crate) struct Arrival {
+    /// The close machine moved (or the connection was aborted): the work
+    /// item settles the connection, with what the machine left.
+    pub(crate) settle: Option<Deferred>,
+    /// The peer made room for what waits in the send buffer: push it.
+    pub(crate) push: bool,
+    /// Send `SIGURG`: the peer announced urgent data.
+    pub(crate) sigurg: bool,
+    /// The peer waits for room: send the consumer cursor.
+    pub(crate) update_consumer: bool,
+    /// Wake readers and pollers.
+    pub(crate) wake: bool,
 }
 
 /// Applies a parsed message to its connection.
-fn apply(conn: &Arc<Conn>, cdc: &CdcMsg) {
+fn apply(conn: &Arc<Conn>, cdc: &CdcMsg) -> Arrival {
     let mut sh = conn.shared.lock();
     if let Some(last) = sh.rx_seq {
         // Upstream drops what is older than the last message taken.
@@ -50,7 +73,7 @@ fn apply(conn: &Arc<Conn>, cdc: &CdcMsg) {
                 Reject::CdcStaleSeqno,
                 format_args!("token {:#x}: {} after {}", conn.token, cdc.seqno, last),
             );
-            return;
+            return Arrival::default();
         }
     }
     sh.rx_seq = Some(cdc.seqno);
@@ -137,20 +160,12 @@ fn apply(conn: &Arc<Conn>, cdc: &CdcMsg) {
     // goes from here, unless the work item settles the connection anyway.
     let push = sh.tx_copied > sh.tx_prod && !settle;
     drop(sh);
-    if settle {
-        close::settle_later(conn, deferred);
-    } else if push {
-        super::tx::push(conn);
-    }
-    if sigurg {
-        conn.signal_urgent();
-    }
-    if wants_update && unsent {
-        // The peer waits for room: tell it now, or with the next free slot.
-        update_consumer(conn);
-    }
-    if wake {
-        conn.wake();
+    Arrival {
+        settle: settle.then_some(deferred),
+        push,
+        sigurg,
+        update_consumer: wants_update && unsent,
+        wake,
     }
 }
 
@@ -227,13 +242,13 @@ pub(crate) fn post_locked(
     }
     let mut buf = [0u8; CDC_LEN];
     msg.encode(&mut buf).map_err(|_| ECONNABORTED)?;
-    conn.lgr.slot_for_conn(slot, conn.token, sh.tx_prod);
-    conn.lgr.post_msg(slot, &buf)?;
+    conn.link.slot_for_conn(slot, conn.token, sh.tx_prod);
+    conn.link.post_msg(slot, &buf)?;
     sh.tx_seq = sh.tx_seq.wrapping_add(1);
     sh.rx_cons_sent = sh.rx_cons;
     sh.announced_state = sh.sent_state;
     if let Some(f) = fault {
-        inject::after_cdc(f, &conn.lgr, &msg);
+        inject::after_cdc(f, &conn.link, &msg);
     }
     Ok(())
 }
@@ -254,9 +269,9 @@ pub(crate) fn consumer_update_due(conn: &Conn, sh: &ConnShared) -> bool {
 /// handler runs for it then sends the update while it is still due (see
 /// `tx::push`). On a link that is down nobody waits for it. Any context.
 pub(crate) fn update_consumer(conn: &Conn) {
-    if let Ok(Some(slot)) = conn.lgr.get_slot_or_queue(conn.token) {
+    if let Ok(Some(slot)) = conn.link.get_slot_or_queue(conn.token) {
         if post(conn, slot, ProducerFlags::default(), |_| {}).is_err() {
-            conn.lgr.put_slot(slot);
+            conn.link.put_slot(slot);
         }
     }
 }

@@ -11,44 +11,10 @@
 //! once the lock is dropped: at once in process context, from the
 //! connection's work item when the event came in softirq context.
 
-use super::conn::{Conn, ConnShared};
+use super::conn::ConnShared;
 use crate::sys::errno::{ECONNABORTED, ECONNRESET, ENOTCONN};
-use crate::wire::close::{
-    on_event, CloseCtx, CloseEvent, CloseFlag, Shutdown, SmcState, SockError,
-};
+use crate::wire::close::{CloseEvent, CloseFlag, Shutdown, SockError};
 use kernel::prelude::*;
-use kernel::sync::Arc;
-
-/// A connection's close state and what the machine remembers.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct CloseMachine {
-    /// The state (the socket's `sk_state` for sock_diag).
-    pub(crate) state: SmcState,
-    ctx: CloseCtx,
-}
-
-impl CloseMachine {
-    /// An established connection.
-    pub(crate) fn active() -> Self {
-        CloseMachine {
-            state: SmcState::Active,
-            ctx: CloseCtx::default(),
-        }
-    }
-
-    /// No more bytes may be queued: we are done writing, closed, or a
-    /// shutdown for writing waits for the send buffer.
-    pub(crate) fn write_closed(&self) -> bool {
-        self.ctx.sent_done_writing || self.ctx.sent_close || self.ctx.waiting.is_some()
-    }
-
-    /// Closed, by the socket and the peer or by an abort: the peer can no
-    /// longer write into the buffers, which may be reused once the socket
-    /// let go of the connection.
-    pub(crate) fn closed(&self) -> bool {
-        self.state == SmcState::Closed && !self.ctx.aborting
-    }
-}
 
 /// What is left to do after an event, outside the connection's lock.
 #[derive(Clone, Copy, Debug, Default)]
@@ -65,18 +31,15 @@ pub(crate) struct Deferred {
 /// a connection that is not up.
 ///
 /// New connection state flags go into `sent_state` (the next CDC message
-/// carries them; [`settle`] sends one if nothing else does), a reset of
-/// the clcsock into `clcsock_reset`; both are done by [`settle`].
+/// carries them; [`settle`](super::settle::settle) sends one if nothing
+/// else does), a reset of the clcsock into `clcsock_reset`; both are done
+/// by `settle`.
 pub(crate) fn event(sh: &mut ConnShared, event: CloseEvent) -> Result<Deferred> {
-    sh.close.ctx.unread_data = sh.rx_prod > sh.rx_cons;
-    sh.close.ctx.tx_pending = sh.tx_copied > sh.tx_prod;
+    let (unread, pending) = (sh.rx_prod > sh.rx_cons, sh.tx_copied > sh.tx_prod);
     let mut out = Deferred::default();
     let mut next = Some(event);
     while let Some(ev) = next.take() {
-        let t = on_event(sh.close.state, ev, sh.close.ctx);
-        sh.close.state = t.state;
-        sh.close.ctx = t.ctx;
-        let a = t.actions;
+        let a = sh.close.step(ev, unread, pending);
         if a.not_connected {
             return Err(ENOTCONN.into());
         }
@@ -107,31 +70,4 @@ pub(crate) fn event(sh: &mut ConnShared, event: CloseEvent) -> Result<Deferred> 
         }
     }
     Ok(out)
-}
-
-/// Does what the machine left for process context (a socket call or the
-/// connection's work item): pushes the send buffer and announces new
-/// connection state flags (both by the push: the flags ride on the CDC
-/// message of the last bytes when there are any, an abort goes at once;
-/// without a free send slot they go with the next one, and nothing here
-/// waits for one), resets the clcsock, and frees the connection once it is
-/// closed and the socket let go of it.
-pub(crate) fn settle(conn: &Arc<Conn>) {
-    super::tx::push(conn);
-    let reset = core::mem::take(&mut conn.shared.lock().clcsock_reset);
-    if reset {
-        conn.waker.abort();
-    }
-    if conn.finished() {
-        conn.lgr.reap();
-    }
-}
-
-/// What is left after an event taken in softirq context: the connection's
-/// work item settles it.
-pub(crate) fn settle_later(conn: &Arc<Conn>, d: Deferred) {
-    conn.schedule_push();
-    if d.wake {
-        conn.wake();
-    }
 }

@@ -7,23 +7,21 @@
 //! never wrap); the wire's (wrap, count) cursors are derived from them and
 //! checked against them with the wire crate's cursor rules.
 
-use super::close::{self, CloseMachine};
-use super::lgr::LinkGroup;
+use super::link::{Link, CONNS_PER_LGR};
 use crate::sys::errno::{ECONNRESET, EEXIST, ENOSPC};
 use crate::sys::ib::mr::RegisteredBuf;
 use crate::sys::sync::{new_spinlock_bh, SpinLockBh};
 use crate::sys::tcp::TcpSock;
 use crate::wire::cdc::{ConnStateFlags, ProducerFlags};
-use crate::wire::close::CloseEvent;
+use crate::wire::close::CloseMachine;
 use crate::wire::cursor::Cursor;
+use crate::wire::tokens::{InsertError, Keyed, TokenTable};
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{new_mutex, Arc, Mutex};
 use kernel::types::ARef;
-use kernel::workqueue::{impl_has_work, new_work, Work, WorkItem};
+use kernel::workqueue::{new_work, Work};
 
-/// Connections per link group (upstream's maximum).
-pub(crate) const CONNS_PER_LGR: usize = 255;
 
 /// Where the peer's receive buffer is.
 #[derive(Clone, Copy, Debug, Default)]
@@ -36,6 +34,19 @@ pub(crate) struct PeerRmb {
     pub(crate) rkey: u32,
     /// Its size.
     pub(crate) size: u32,
+}
+
+/// What a completed send asks of its connection.
+#[derive(Clone, Copy, Debug, Default)]
+#[must_use]
+pub(crate) struct TxDone {
+    /// Bytes corked behind the write that completed go now.
+    pub(crate) push: bool,
+    /// The last write of a closed orphan completed: settle it (process
+    /// context), which frees it.
+    pub(crate) settle: bool,
+    /// Writers or a lingering close wait for room.
+    pub(crate) wake: bool,
 }
 
 /// What the receive path (softirq) and the socket calls share.
@@ -141,7 +152,7 @@ pub(crate) struct Conn {
     /// Settles the connection in process context after an event taken in
     /// softirq context (closing flags, an abort, the clcsock's reset).
     #[pin]
-    tx_work: Work<Conn>,
+    pub(super) tx_work: Work<Conn>,
     /// The clcsock, whose wait queue the socket's callers sleep on.
     pub(crate) waker: ARef<TcpSock>,
     /// The socket was closed: the link group frees the connection once the
@@ -149,16 +160,16 @@ pub(crate) struct Conn {
     orphaned: AtomicBool,
     #[pin]
     pub(crate) shared: SpinLockBh<ConnShared>,
-    /// The link group, dropped last: the memory regions above belong to
-    /// its protection domain.
-    pub(crate) lgr: Arc<LinkGroup>,
+    /// The link, dropped last: the memory regions above belong to its
+    /// protection domain.
+    pub(crate) link: Arc<Link>,
 }
 
 impl Conn {
-    /// A new connection on `lgr`.
+    /// A new connection on `link`.
     pub(crate) fn new(
         token: u32,
-        lgr: Arc<LinkGroup>,
+        link: Arc<Link>,
         peer: Option<PeerRmb>,
         rmb: Arc<RegisteredBuf>,
         sndbuf: Arc<RegisteredBuf>,
@@ -167,7 +178,7 @@ impl Conn {
         Arc::pin_init(
             try_pin_init!(Conn {
                 token,
-                lgr,
+                link,
                 rmb_size: rmb.buf().len() as u32,
                 sndbuf_size: sndbuf.buf().len() as u32,
                 rmb <- new_mutex!(Some(rmb), "Conn::rmb"),
@@ -263,8 +274,9 @@ impl Conn {
     }
 
     /// The device completed the CDC message that covered the stream up to
-    /// `prod_total`: the send buffer below it is free.
-    pub(crate) fn tx_done(self: &Arc<Self>, prod_total: u64) {
+    /// `prod_total`: the send buffer below it is free. Returns what is to
+    /// be done now (see [`settle::after_tx`](super::settle::after_tx)).
+    pub(crate) fn tx_done(&self, prod_total: u64) -> TxDone {
         let mut sh = self.shared.lock();
         // Writers and pollers wait only while the send buffer is full, a
         // lingering close while bytes are on their way: wake them then,
@@ -285,15 +297,10 @@ impl Conn {
             && sh.close.closed()
             && sh.announced_state == sh.sent_state
             && self.orphaned.load(Ordering::Acquire);
-        drop(sh);
-        if corked {
-            super::tx::push(self);
-        }
-        if done {
-            self.schedule_push();
-        }
-        if wake {
-            self.wake();
+        TxDone {
+            push: corked,
+            settle: done,
+            wake,
         }
     }
 
@@ -371,27 +378,6 @@ impl Conn {
     pub(crate) fn sk_state(&self) -> u8 {
         self.shared.lock().close.state as u8
     }
-
-    /// The connection is lost (its link failed, or the peer broke the
-    /// protocol): calls fail with `ECONNABORTED`, the peer is told with an
-    /// abort where the link still carries it and through a reset of the
-    /// clcsock (as upstream's abort does). Any context.
-    pub(crate) fn abort(self: &Arc<Self>) {
-        let d = close::event(&mut self.shared.lock(), CloseEvent::LocalAbort);
-        close::settle_later(self, d.unwrap_or_default());
-    }
-}
-
-impl_has_work! {
-    impl HasWork<Self> for Conn { self.tx_work }
-}
-
-impl WorkItem for Conn {
-    type Pointer = Arc<Conn>;
-
-    fn run(conn: Arc<Conn>) {
-        close::settle(&conn);
-    }
 }
 
 /// A cursor in a ring of `size` bytes for a byte count.
@@ -404,40 +390,47 @@ pub(crate) fn cursor_of(total: u64, size: u32) -> Cursor {
 }
 
 /// The connections of a link group, by token: a fixed table, so that
-/// adding and removing never allocates (the receive path looks here).
+/// adding and removing never allocates (the receive path looks here), and
+/// a lookup by token is O(1) (see [`TokenTable`]).
 pub(crate) struct ConnTable {
-    conns: [Option<Arc<Conn>>; CONNS_PER_LGR],
+    conns: TokenTable<Arc<Conn>, CONNS_PER_LGR>,
+}
+
+impl Keyed for Arc<Conn> {
+    fn key(&self) -> u32 {
+        self.token
+    }
 }
 
 impl ConnTable {
     pub(crate) fn new() -> Self {
         ConnTable {
-            conns: [const { None }; CONNS_PER_LGR],
+            conns: TokenTable::new(),
         }
     }
 
     /// Adds a connection; its token must be new.
     pub(crate) fn insert(&mut self, conn: Arc<Conn>) -> Result {
-        if self.conns.iter().flatten().any(|c| c.token == conn.token) {
-            return Err(EEXIST.into());
-        }
-        let free = self.conns.iter_mut().find(|c| c.is_none()).ok_or(ENOSPC)?;
-        *free = Some(conn);
-        Ok(())
+        self.conns.insert(conn).map_err(|e| match e {
+            InsertError::Exists => EEXIST.into(),
+            InsertError::Full => ENOSPC.into(),
+        })
     }
 
     /// Takes the connection with `token` out; the caller drops it in
     /// process context.
     pub(crate) fn remove(&mut self, token: u32) -> Option<Arc<Conn>> {
-        self.conns
-            .iter_mut()
-            .find(|c| c.as_ref().is_some_and(|c| c.token == token))?
-            .take()
+        self.conns.remove(token)
+    }
+
+    /// The connection with `token`, if there is one.
+    pub(crate) fn get(&self, token: u32) -> Option<&Arc<Conn>> {
+        self.conns.get(token)
     }
 
     /// Runs `f` on the connection with `token`, if there is one.
     pub(crate) fn with(&self, token: u32, f: impl FnOnce(&Arc<Conn>)) -> bool {
-        match self.conns.iter().flatten().find(|c| c.token == token) {
+        match self.conns.get(token) {
             Some(c) => {
                 f(c);
                 true
@@ -448,39 +441,23 @@ impl ConnTable {
 
     /// Takes out connections (all of them, in rounds), into `out`.
     pub(crate) fn take_all(&mut self, out: &mut [Option<Arc<Conn>>]) -> usize {
-        self.take_if(out, |_| true)
+        self.conns.take_if(out, |_| true)
     }
 
     /// Takes out the connections that are [`finished`](Conn::finished),
     /// into `out` (to be dropped in process context).
     pub(crate) fn take_finished(&mut self, out: &mut [Option<Arc<Conn>>]) -> usize {
-        self.take_if(out, |c| c.finished())
-    }
-
-    fn take_if(&mut self, out: &mut [Option<Arc<Conn>>], pick: impl Fn(&Conn) -> bool) -> usize {
-        let mut n = 0;
-        for slot in self.conns.iter_mut() {
-            if n == out.len() {
-                break;
-            }
-            if slot.as_ref().is_some_and(|c| pick(c)) {
-                if let Some(dst) = out.get_mut(n) {
-                    *dst = slot.take();
-                    n += 1;
-                }
-            }
-        }
-        n
+        self.conns.take_if(out, |c| c.finished())
     }
 
     /// How many connections there are.
     pub(crate) fn count(&self) -> usize {
-        self.conns.iter().flatten().count()
+        self.conns.len()
     }
 
     /// Runs `f` on every connection.
     pub(crate) fn for_each(&self, mut f: impl FnMut(&Arc<Conn>)) {
-        for c in self.conns.iter().flatten() {
+        for c in self.conns.iter() {
             f(c);
         }
     }

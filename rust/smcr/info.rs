@@ -7,12 +7,12 @@
 //! them, so upstream's tools read them unchanged.
 
 use super::conn::{cursor_of, Conn};
-use super::lgr::{LinkGroup, LinkState, Role};
+use super::about::LgrAbout;
+use super::lgr::LinkGroup;
+use super::link::{Link, LinkState, Role};
 use crate::sys::diag::{ConnDiag, LinkDiag, GID_TEXT_LEN, IBNAME_LEN};
-use crate::sys::sync::SpinLockBh;
 use crate::wire::clc::SmcrAcceptConfirm;
 use core::sync::atomic::Ordering;
-use kernel::prelude::*;
 
 /// Upstream's `SMC_LGR_SINGLE`: one link, no second one possible.
 pub(crate) const LGR_TYPE_SINGLE: u8 = 1;
@@ -22,33 +22,6 @@ const LINK_ACTIVATING: u32 = 2;
 const LINK_ACTIVE: u32 = 3;
 /// The SMC version of every link group here.
 pub(crate) const LGR_SMC_VERSION: u8 = 2;
-
-/// What a link group learned of its peer and its link's identity in the
-/// handshakes (upstream keeps these in `struct smc_link_group` and
-/// `struct smc_link`).
-#[derive(Clone, Copy, Default)]
-pub(crate) struct LgrAbout {
-    /// Our link's user id (from our CONFIRM LINK).
-    pub(crate) link_uid: [u8; 4],
-    /// The peer's link user id (from its CONFIRM LINK).
-    pub(crate) peer_link_uid: [u8; 4],
-    /// The peer's SMC release.
-    pub(crate) peer_release: u8,
-    /// The peer's operating system type.
-    pub(crate) peer_os: u8,
-    /// The peer's host name, blank padded.
-    pub(crate) peer_hostname: [u8; 32],
-    /// The UEID both sides agreed on, blank padded.
-    pub(crate) negotiated_eid: [u8; 32],
-    /// Connections and links the link group may carry (first contact).
-    pub(crate) max_conns: u8,
-    pub(crate) max_links: u8,
-}
-
-/// A new, empty record for [`LinkGroup`]'s `about`.
-pub(crate) fn new_about() -> impl PinInit<SpinLockBh<LgrAbout>> {
-    crate::sys::sync::new_spinlock_bh!(LgrAbout::default(), "LinkGroup::about")
-}
 
 impl LinkGroup {
     /// The CONFIRM LINK exchange gave both link user ids.
@@ -77,42 +50,10 @@ impl LinkGroup {
         *self.about.lock()
     }
 
-    /// The link id (link number) the server gave.
-    pub(crate) fn link_id(&self) -> u8 {
-        self.link_num.load(Ordering::Relaxed)
-    }
-
     /// The link group id as upstream reports it: its four bytes read as a
     /// host-order word.
     pub(crate) fn id_word(&self) -> u32 {
         u32::from_ne_bytes(self.id)
-    }
-
-    /// `SMC_LGR_ROLE`-style number: 0 client, 1 server.
-    pub(crate) fn role_number(&self) -> u8 {
-        match self.role {
-            Role::Client => 0,
-            Role::Server => 1,
-        }
-    }
-
-    /// The link's state as upstream's `enum smc_link_state`.
-    pub(crate) fn link_state_number(&self) -> u32 {
-        match self.state() {
-            LinkState::Activating => LINK_ACTIVATING,
-            LinkState::Active => LINK_ACTIVE,
-            LinkState::Down => LINK_INACTIVE,
-        }
-    }
-
-    /// The RDMA device's name, NUL terminated and padded.
-    pub(crate) fn ibname(&self) -> [u8; IBNAME_LEN] {
-        let mut out = [0u8; IBNAME_LEN];
-        let name = self.dev.device.ib().name().to_bytes();
-        for (o, b) in out.iter_mut().take(IBNAME_LEN - 1).zip(name) {
-            *o = *b;
-        }
-        out
     }
 
     /// Bytes of send buffers and RMBs the link group holds (in use by its
@@ -157,24 +98,6 @@ impl Conn {
     }
 }
 
-impl LinkGroup {
-    /// The link of a live link group (`None` once it went down). Any
-    /// context.
-    pub(crate) fn link_diag(&self) -> Option<LinkDiag> {
-        if self.state() == LinkState::Down {
-            return None;
-        }
-        Some(LinkDiag {
-            link_id: self.link_id(),
-            ibname: self.ibname(),
-            ibport: self.dev.port as u8,
-            gid: gid_text(&self.dev.gid),
-            peer_gid: gid_text(&self.peer().gid),
-            role: self.role_number(),
-        })
-    }
-}
-
 /// A GID as upstream's `smc_gid_be16_convert` writes it:
 /// `%04x:%04x:...` of its eight big-endian 16-bit words.
 pub(crate) fn gid_text(gid: &[u8; 16]) -> [u8; GID_TEXT_LEN] {
@@ -196,4 +119,54 @@ pub(crate) fn gid_text(gid: &[u8; 16]) -> [u8; GID_TEXT_LEN] {
         }
     }
     out
+}
+
+impl Link {
+    /// The link id (link number) the server gave.
+    pub(crate) fn link_id(&self) -> u8 {
+        self.link_num.load(Ordering::Relaxed)
+    }
+
+    /// `SMC_LGR_ROLE`-style number: 0 client, 1 server.
+    pub(crate) fn role_number(&self) -> u8 {
+        match self.role {
+            Role::Client => 0,
+            Role::Server => 1,
+        }
+    }
+
+    /// The link's state as upstream's `enum smc_link_state`.
+    pub(crate) fn link_state_number(&self) -> u32 {
+        match self.state() {
+            LinkState::Activating => LINK_ACTIVATING,
+            LinkState::Active => LINK_ACTIVE,
+            LinkState::Down => LINK_INACTIVE,
+        }
+    }
+
+    /// The RDMA device's name, NUL terminated and padded.
+    pub(crate) fn ibname(&self) -> [u8; IBNAME_LEN] {
+        let mut out = [0u8; IBNAME_LEN];
+        let name = self.dev.device.ib().name().to_bytes();
+        for (o, b) in out.iter_mut().take(IBNAME_LEN - 1).zip(name) {
+            *o = *b;
+        }
+        out
+    }
+
+    /// The link of a live link group (`None` once it went down). Any
+    /// context.
+    pub(crate) fn link_diag(&self) -> Option<LinkDiag> {
+        if self.state() == LinkState::Down {
+            return None;
+        }
+        Some(LinkDiag {
+            link_id: self.link_id(),
+            ibname: self.ibname(),
+            ibport: self.dev.port as u8,
+            gid: gid_text(&self.dev.gid),
+            peer_gid: gid_text(&self.peer().gid),
+            role: self.role_number(),
+        })
+    }
 }

@@ -17,14 +17,14 @@
 //! | 8 | not a CDC message: the next SMC-R CLC Accept or Confirm this side sends names `qp_mtu` 0 |
 //!
 //! 7 is well-formed: it tests that the peer receives long SMC-Rv2 LLC
-//! messages whole (see [`rxbufs`](super::rxbufs)). Other values do nothing. The copies of 2 and 3 also carry a producer cursor outside any ring: a
+//! messages whole (see [`rxbufs`](super::link::rxbufs)). Other values do nothing. The copies of 2 and 3 also carry a producer cursor outside any ring: a
 //! peer that failed to drop them would abort the connection. A fault that
 //! needs a free send slot and finds none waits for the next message.
 //!
 //! The fast path costs one relaxed atomic load.
 
 use super::conn::{cursor_of, Conn, ConnShared};
-use super::lgr::LinkGroup;
+use super::link::Link;
 use crate::sys::debugfs::DebugfsDir;
 use crate::sys::print::smc_dbg;
 use crate::wire::cdc::{CdcMsg, CDC_LEN};
@@ -100,7 +100,7 @@ pub(crate) fn debugfs_files() -> DebugfsDir {
     }
     dir.add_u32(c_str!("inject"), true, &KNOB);
     super::rejects::add_files(&dir);
-    super::rxbufs::add_files(&dir);
+    super::link::rxbufs::add_files(&dir);
     dir
 }
 
@@ -131,8 +131,8 @@ pub(crate) fn corrupt_cdc(fault: Fault, msg: &mut CdcMsg, conn: &Conn, sh: &Conn
 }
 
 /// Sends what `fault` adds after the CDC message `sent` went out on
-/// `lgr`, if it is one that adds messages.
-pub(crate) fn after_cdc(fault: Fault, lgr: &LinkGroup, sent: &CdcMsg) {
+/// `link`, if it is one that adds messages.
+pub(crate) fn after_cdc(fault: Fault, link: &Link, sent: &CdcMsg) {
     let outside = Cursor {
         wrap: sent.prod.wrap,
         count: u32::MAX,
@@ -150,63 +150,63 @@ pub(crate) fn after_cdc(fault: Fault, lgr: &LinkGroup, sent: &CdcMsg) {
         },
         Fault::MalformedLlc => {
             let mut msgs = [[0u8; LLC_LEN]; 2];
-            super::llc::malformed(lgr, &mut msgs);
-            send_extra(lgr, fault, &msgs);
+            super::llc::malformed(link, &mut msgs);
+            send_extra(link, fault, &msgs);
             return;
         }
         Fault::LinkRequests => {
             let mut msgs = [[0u8; LLC_LEN]; 4];
-            super::llc::link_requests(lgr, &mut msgs);
-            send_extra(lgr, fault, &msgs);
+            super::llc::link_requests(link, &mut msgs);
+            send_extra(link, fault, &msgs);
             return;
         }
         Fault::LongLlc => {
-            send_long(lgr, fault);
+            send_long(link, fault);
             return;
         }
         _ => return,
     };
     let mut buf = [0u8; CDC_LEN];
     if copy.encode(&mut buf).is_ok() {
-        send_extra(lgr, fault, &[buf]);
+        send_extra(link, fault, &[buf]);
     }
 }
 
-/// Posts `msgs` on `lgr` for `fault`, disarming it once a slot is there.
-fn send_extra<const N: usize>(lgr: &LinkGroup, fault: Fault, msgs: &[[u8; N]]) {
+/// Posts `msgs` on `link` for `fault`, disarming it once a slot is there.
+fn send_extra<const N: usize>(link: &Link, fault: Fault, msgs: &[[u8; N]]) {
     let mut armed = true;
     for msg in msgs {
-        let Ok(slot) = lgr.try_get_slot() else { return };
+        let Ok(slot) = link.try_get_slot() else { return };
         if armed {
             if !take(fault) {
-                lgr.put_slot(slot);
+                link.put_slot(slot);
                 return;
             }
             armed = false;
         }
-        if lgr.post_msg(slot, msg).is_err() {
-            lgr.put_slot(slot);
+        if link.post_msg(slot, msg).is_err() {
+            link.put_slot(slot);
             return;
         }
     }
     smc_dbg!("inject: {} message(s) sent for {:?}", msgs.len(), fault);
 }
 
-/// Posts a long SMC-Rv2 LLC message on `lgr` for `fault`, disarming it once
+/// Posts a long SMC-Rv2 LLC message on `link` for `fault`, disarming it once
 /// a slot and the buffer for long messages are there.
-fn send_long(lgr: &LinkGroup, fault: Fault) {
+fn send_long(link: &Link, fault: Fault) {
     let mut msg = [0u8; super::llc::LONG_DELETE_RKEY_LEN];
-    let Some(len) = super::llc::long_delete_rkey(lgr, &mut msg) else {
+    let Some(len) = super::llc::long_delete_rkey(link, &mut msg) else {
         return;
     };
     let Some(msg) = msg.get(..len) else { return };
-    let Ok(slot) = lgr.try_get_slot() else { return };
+    let Ok(slot) = link.try_get_slot() else { return };
     if !take(fault) {
-        lgr.put_slot(slot);
+        link.put_slot(slot);
         return;
     }
-    if lgr.post_long_msg(slot, msg).is_err() {
-        lgr.put_slot(slot);
+    if link.post_long_msg(slot, msg).is_err() {
+        link.put_slot(slot);
         return;
     }
     smc_dbg!("inject: {}-byte LLC message sent for {:?}", len, fault);

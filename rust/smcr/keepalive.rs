@@ -13,11 +13,13 @@
 //! The registry runs [`LinkGroup::keep`] on each link group once per tick
 //! of its ticker, which runs only while there are link groups.
 
-use super::lgr::{LinkGroup, LinkState, Role};
+use super::lgr::LinkGroup;
+use super::link::activity::stamp;
+use super::link::{LinkState, Role};
 use super::llc;
+use super::settle;
 use crate::sys::print::smc_dbg;
-use crate::sys::ticker::jiffies;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::Ordering;
 use kernel::time::msecs_to_jiffies;
 
 /// How often link groups are looked after, in milliseconds.
@@ -32,42 +34,6 @@ const TESTLINK_WAIT_MS: u32 = 2_000;
 const LINGER_SERVER_MS: u32 = 600_000;
 /// How long a client link group without connections lingers.
 const LINGER_CLIENT_MS: u32 = LINGER_SERVER_MS + 10_000;
-
-/// When a link group last heard from its peer, tested it, and became idle;
-/// jiffies, 0 for never (a real 0 is nudged to 1).
-pub(crate) struct Activity {
-    heard: AtomicU64,
-    tested: AtomicU64,
-    idle_since: AtomicU64,
-}
-
-/// A time in jiffies that is never 0.
-fn stamp() -> u64 {
-    (jiffies() as u64).max(1)
-}
-
-impl Activity {
-    pub(crate) fn new() -> Self {
-        Activity {
-            heard: AtomicU64::new(stamp()),
-            tested: AtomicU64::new(0),
-            idle_since: AtomicU64::new(0),
-        }
-    }
-
-    /// A message arrived on the link: the peer is alive (any context).
-    pub(crate) fn heard(&self) {
-        self.heard.store(stamp(), Ordering::Relaxed);
-        if self.tested.load(Ordering::Relaxed) != 0 {
-            self.tested.store(0, Ordering::Relaxed);
-        }
-    }
-
-    /// A new connection is about to join: the link group is not idle.
-    pub(crate) fn reused(&self) {
-        self.idle_since.store(0, Ordering::Relaxed);
-    }
-}
 
 /// What the keeper decided for a link group.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -86,15 +52,15 @@ fn older_than(now: u64, since: u64, ms: u32) -> bool {
 impl LinkGroup {
     /// One look at the link group (process context, may sleep).
     pub(crate) fn keep(&self) -> Verdict {
-        match self.state() {
+        match self.link.state() {
             LinkState::Down => return Verdict::End,
             LinkState::Activating => return Verdict::Keep,
             LinkState::Active => {}
         }
         let now = stamp();
-        let act = &self.activity;
+        let act = &self.link.activity;
         if self.conn_count() == 0 {
-            let linger = match self.role {
+            let linger = match self.link.role {
                 Role::Server => LINGER_SERVER_MS,
                 Role::Client => LINGER_CLIENT_MS,
             };
@@ -103,7 +69,7 @@ impl LinkGroup {
                 act.idle_since.store(now, Ordering::Relaxed);
             } else if older_than(now, since, linger) {
                 smc_dbg!("lgr: idle for long, ends");
-                llc::send_delete_all(self);
+                llc::send_delete_all(&self.link);
                 return Verdict::End;
             }
         } else {
@@ -111,7 +77,7 @@ impl LinkGroup {
             self.conns.lock().for_each(|c| {
                 if c.stalled(ORPHAN_STALL_TICKS) {
                     smc_dbg!("lgr: closed connection {:#x} stalled, aborted", c.token);
-                    c.abort();
+                    settle::abort(c);
                 }
             });
         }
@@ -119,19 +85,19 @@ impl LinkGroup {
         if tested != 0 {
             if older_than(now, tested, TESTLINK_WAIT_MS) {
                 smc_dbg!("lgr: TEST LINK unanswered, link down");
-                self.link_down();
+                self.link.link_down();
                 return Verdict::End;
             }
-        } else if self.params.testlink_ms != 0
+        } else if self.link.params.testlink_ms != 0
             && older_than(
                 now,
                 act.heard.load(Ordering::Relaxed),
-                self.params.testlink_ms,
+                self.link.params.testlink_ms,
             )
         {
             act.tested.store(now, Ordering::Relaxed);
-            if llc::send_test_link(self).is_err() {
-                self.link_down();
+            if llc::send_test_link(&self.link).is_err() {
+                self.link.link_down();
                 return Verdict::End;
             }
         }

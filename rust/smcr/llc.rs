@@ -9,7 +9,7 @@
 //! are dropped (and counted, see [`rejects`](super::rejects)) and the link
 //! stays up, as upstream does.
 
-use super::lgr::{LinkGroup, LinkState};
+use super::link::{Link, LinkState};
 use super::rejects::{self, Reject};
 use crate::sys::errno::{EPROTO, ETIMEDOUT};
 use crate::sys::print::smc_dbg;
@@ -27,14 +27,14 @@ pub(crate) const LONG_DELETE_RKEY_LEN: usize = 8 + 4 * LONG_DELETE_RKEYS;
 
 /// Takes an LLC message the peer sent (softirq): `msg` is the whole
 /// message as it was received.
-pub(crate) fn received(lgr: &LinkGroup, msg: &[u8]) {
-    let link = OneLink {
-        role: lgr.role.wire(),
-        version: version(lgr),
-        link_num: lgr.link_num.load(Ordering::Relaxed),
-        confirming: lgr.state() == LinkState::Activating,
+pub(crate) fn received(link: &Link, msg: &[u8]) {
+    let rules = OneLink {
+        role: link.role.wire(),
+        version: version(link),
+        link_num: link.link_num.load(Ordering::Relaxed),
+        confirming: link.state() == LinkState::Activating,
     };
-    let action = match link.decide(msg) {
+    let action = match rules.decide(msg) {
         Ok(a) => a,
         Err(e) => {
             let t = msg.first().copied().unwrap_or(0);
@@ -47,7 +47,7 @@ pub(crate) fn received(lgr: &LinkGroup, msg: &[u8]) {
     };
     match action {
         OneLinkAction::Nothing => {}
-        OneLinkAction::Answer(m) => answer(lgr, &m),
+        OneLinkAction::Answer(m) => answer(link, &m),
         OneLinkAction::Refuse(why, m) => {
             let what = match why {
                 Refusal::AddLink => Reject::LlcAddLinkRefused,
@@ -63,14 +63,14 @@ pub(crate) fn received(lgr: &LinkGroup, msg: &[u8]) {
                 ),
             );
             if let Some(m) = m {
-                answer(lgr, &m);
+                answer(link, &m);
             }
         }
         OneLinkAction::ToConfirmation => {
             let mut copy = [0u8; LLC_LEN];
             if let Some(src) = msg.get(..LLC_LEN) {
                 copy.copy_from_slice(src);
-                lgr.queue_llc(&copy);
+                link.queue_llc(&copy);
             }
         }
         OneLinkAction::EndLink(m) => {
@@ -79,9 +79,9 @@ pub(crate) fn received(lgr: &LinkGroup, msg: &[u8]) {
                 msg.first().copied().unwrap_or(0)
             );
             if let Some(m) = m {
-                answer(lgr, &m);
+                answer(link, &m);
             }
-            lgr.link_down();
+            link.link_down();
         }
     }
 }
@@ -90,26 +90,27 @@ pub(crate) fn received(lgr: &LinkGroup, msg: &[u8]) {
 /// one that completes. An answer that cannot go (the link is down, or the
 /// peer floods requests) is lost, and the peer's request times out as it
 /// would on a lost message.
-fn answer(lgr: &LinkGroup, msg: &LlcMessage<'_>) {
+fn answer(link: &Link, msg: &LlcMessage<'_>) {
     let mut buf = [0u8; LLC_LEN];
     let Ok(n) = msg.encode(&mut buf) else { return };
     let Some(bytes) = buf.get(..n) else { return };
-    if !lgr.answer_llc(bytes) {
+    if !link.answer_llc(bytes) {
         smc_dbg!("llc: an answer found no slot and no room to wait");
     }
 }
 
 /// The LLC version a link group speaks.
-pub(crate) fn version(_lgr: &LinkGroup) -> LlcVersion {
+pub(crate) fn version(_link: &Link) -> LlcVersion {
     LlcVersion::V2
 }
 
 /// Client side of the first link's confirmation: waits for the server's
 /// CONFIRM LINK request, checks it names the peer we agreed on in CLC, and
-/// answers. Returns the link number the server gave.
-pub(crate) fn client_confirm_link(lgr: &LinkGroup, link_uid: [u8; 4]) -> Result<u8> {
+/// answers. Returns the link number the server gave and the server's link
+/// user id.
+pub(crate) fn client_confirm_link(link: &Link, link_uid: [u8; 4]) -> Result<(u8, [u8; 4])> {
     // Twice the server's wait, as upstream's client does.
-    let msg = lgr
+    let msg = link
         .wait_llc(
             4000,
             |m| matches!(LlcMessage::parse(m), Ok(LlcMessage::ConfirmLink(c)) if !c.resp),
@@ -118,18 +119,18 @@ pub(crate) fn client_confirm_link(lgr: &LinkGroup, link_uid: [u8; 4]) -> Result<
     let Ok(LlcMessage::ConfirmLink(req)) = LlcMessage::parse(&msg) else {
         return Err(EPROTO.into());
     };
-    let peer = lgr.peer();
+    let peer = link.peer();
     if req.sender_qpn != peer.qpn || req.sender_gid != peer.gid || !req.no_rmbe_eyec {
         smc_dbg!("llc: CONFIRM LINK does not match the CLC peer");
         return Err(EPROTO.into());
     }
     let resp = ConfirmLink {
-        version: version(lgr),
+        version: version(link),
         resp: true,
         no_rmbe_eyec: true,
-        sender_mac: lgr.dev.mac,
-        sender_gid: lgr.dev.gid,
-        sender_qpn: lgr.qpn(),
+        sender_mac: link.dev.mac,
+        sender_gid: link.dev.gid,
+        sender_qpn: link.qpn(),
         link_num: req.link_num,
         link_uid,
         max_links: req.max_links,
@@ -137,26 +138,25 @@ pub(crate) fn client_confirm_link(lgr: &LinkGroup, link_uid: [u8; 4]) -> Result<
     };
     let mut buf = [0u8; LLC_LEN];
     resp.encode(&mut buf).map_err(|_| EPROTO)?;
-    lgr.send_llc(&buf)?;
-    lgr.record_link_uids(link_uid, req.link_uid);
-    Ok(req.link_num)
+    link.send_llc(&buf)?;
+    Ok((req.link_num, req.link_uid))
 }
 
-/// This side's CONFIRM LINK request for link `link_num` of `lgr` (one link
+/// This side's CONFIRM LINK request for link `link_num` of `link` (one link
 /// at most), with link UID `link_uid` and `max_conns` connections.
 fn confirm_link_request(
-    lgr: &LinkGroup,
+    link: &Link,
     link_num: u8,
     link_uid: [u8; 4],
     max_conns: u8,
 ) -> ConfirmLink {
     ConfirmLink {
-        version: version(lgr),
+        version: version(link),
         resp: false,
         no_rmbe_eyec: true,
-        sender_mac: lgr.dev.mac,
-        sender_gid: lgr.dev.gid,
-        sender_qpn: lgr.qpn(),
+        sender_mac: link.dev.mac,
+        sender_gid: link.dev.gid,
+        sender_qpn: link.qpn(),
         link_num,
         link_uid,
         max_links: 1,
@@ -165,15 +165,16 @@ fn confirm_link_request(
 }
 
 /// Server side of a new link's confirmation: sends CONFIRM LINK and waits
-/// for the client's answer from the peer agreed in CLC.
-pub(crate) fn server_confirm_link(lgr: &LinkGroup, max_conns: u8) -> Result {
+/// for the client's answer from the peer agreed in CLC. Returns our link
+/// user id and the client's.
+pub(crate) fn server_confirm_link(link: &Link, max_conns: u8) -> Result<([u8; 4], [u8; 4])> {
     let mut uid = [0u8; 4];
     crate::sys::random::fill(&mut uid);
-    let req = confirm_link_request(lgr, 1, uid, max_conns);
+    let req = confirm_link_request(link, 1, uid, max_conns);
     let mut buf = [0u8; LLC_LEN];
     req.encode(&mut buf).map_err(|_| EPROTO)?;
-    lgr.send_llc(&buf)?;
-    let msg = lgr
+    link.send_llc(&buf)?;
+    let msg = link
         .wait_llc(
             2000,
             |m| matches!(LlcMessage::parse(m), Ok(LlcMessage::ConfirmLink(c)) if c.resp),
@@ -182,26 +183,25 @@ pub(crate) fn server_confirm_link(lgr: &LinkGroup, max_conns: u8) -> Result {
     let Ok(LlcMessage::ConfirmLink(resp)) = LlcMessage::parse(&msg) else {
         return Err(EPROTO.into());
     };
-    let peer = lgr.peer();
+    let peer = link.peer();
     if resp.sender_qpn != peer.qpn || resp.sender_gid != peer.gid {
         smc_dbg!("llc: CONFIRM LINK answer does not match the CLC peer");
         return Err(EPROTO.into());
     }
-    lgr.record_link_uids(uid, resp.link_uid);
-    Ok(())
+    Ok((uid, resp.link_uid))
 }
 
 /// Asks the peer whether the link is alive; any message it sends back
 /// (its response, or anything else) says so.
-pub(crate) fn send_test_link(lgr: &LinkGroup) -> Result {
+pub(crate) fn send_test_link(link: &Link) -> Result {
     let msg = TestLink {
-        version: version(lgr),
+        version: version(link),
         resp: false,
         user_data: [0; 16],
     };
     let mut buf = [0u8; LLC_LEN];
     let n = msg.encode(&mut buf).map_err(|_| EPROTO)?;
-    lgr.send_llc(buf.get(..n).ok_or(EPROTO)?)
+    link.send_llc(buf.get(..n).ok_or(EPROTO)?)
 }
 
 /// How long the last message of a link waits to be sent (upstream's
@@ -211,9 +211,9 @@ const LAST_SEND_WAIT_MS: u32 = 2000;
 /// Tells the peer the link group ends (orderly), best effort; waits until
 /// the message left (the caller then destroys the queue pair). Process
 /// context.
-pub(crate) fn send_delete_all(lgr: &LinkGroup) {
+pub(crate) fn send_delete_all(link: &Link) {
     let msg = DeleteLink {
-        version: version(lgr),
+        version: version(link),
         resp: false,
         all: true,
         orderly: true,
@@ -222,7 +222,7 @@ pub(crate) fn send_delete_all(lgr: &LinkGroup) {
     };
     let mut buf = [0u8; LLC_LEN];
     if msg.encode(&mut buf).is_ok() {
-        let _ = lgr.send_llc_wait(&buf, LAST_SEND_WAIT_MS);
+        let _ = link.send_llc_wait(&buf, LAST_SEND_WAIT_MS);
     }
 }
 
@@ -230,14 +230,14 @@ pub(crate) fn send_delete_all(lgr: &LinkGroup) {
 /// [`inject`](super::inject)): one of a type nobody handles (upstream has
 /// no handler for it), one TEST LINK request whose length field is wrong
 /// for its version (upstream drops it).
-pub(crate) fn malformed(lgr: &LinkGroup, out: &mut [[u8; LLC_LEN]; 2]) {
+pub(crate) fn malformed(link: &Link, out: &mut [[u8; LLC_LEN]; 2]) {
     let [unknown, bad_length] = out;
     unknown.fill(0);
     let [kind, length, ..] = unknown;
     *kind = 0x0f;
     *length = LLC_LEN as u8;
     let test = TestLink {
-        version: version(lgr),
+        version: version(link),
         resp: false,
         user_data: [0x5a; 16],
     };
@@ -245,7 +245,7 @@ pub(crate) fn malformed(lgr: &LinkGroup, out: &mut [[u8; LLC_LEN]; 2]) {
     // Four bytes short: v1 wants exactly 44, v2 at least 44.
     let short = (LLC_LEN - 4) as u16;
     let [_, lo, hi, ..] = bad_length;
-    match version(lgr) {
+    match version(link) {
         LlcVersion::V1 => *lo = short as u8,
         LlcVersion::V2 => [*lo, *hi] = short.to_le_bytes(),
     }
@@ -256,23 +256,23 @@ pub(crate) fn malformed(lgr: &LinkGroup, out: &mut [[u8; LLC_LEN]; 2]) {
 /// request for a second link, a REQ ADD LINK offering our GID, a DELETE
 /// LINK of a link id that is not ours, and a CONFIRM LINK after the
 /// link's confirmation.
-pub(crate) fn link_requests(lgr: &LinkGroup, out: &mut [[u8; LLC_LEN]; 4]) {
-    let link_num = lgr.link_num.load(Ordering::Relaxed);
+pub(crate) fn link_requests(link: &Link, out: &mut [[u8; LLC_LEN]; 4]) {
+    let link_num = link.link_num.load(Ordering::Relaxed);
     let other = link_num.wrapping_add(1).max(1);
-    let gids = [lgr.dev.gid];
+    let gids = [link.dev.gid];
     let mut gid_bytes = [0u8; 16];
     let msgs = [
         LlcMessage::AddLink(AddLink {
-            version: version(lgr),
+            version: version(link),
             resp: false,
             reject: false,
             reject_reason: 0,
-            sender_mac: lgr.dev.mac,
-            sender_gid: lgr.dev.gid,
-            sender_qpn: lgr.qpn() ^ 0x80_0000,
+            sender_mac: link.dev.mac,
+            sender_gid: link.dev.gid,
+            sender_qpn: link.qpn() ^ 0x80_0000,
             link_num: other,
-            qp_mtu: lgr.mtu(),
-            initial_psn: lgr.psn,
+            qp_mtu: link.mtu(),
+            initial_psn: link.psn,
             ext: None,
         }),
         LlcMessage::ReqAddLink(ReqAddLink {
@@ -280,14 +280,14 @@ pub(crate) fn link_requests(lgr: &LinkGroup, out: &mut [[u8; LLC_LEN]; 4]) {
             gids: EntryList::build(&gids, &mut gid_bytes).unwrap_or(EntryList::empty()),
         }),
         LlcMessage::DeleteLink(DeleteLink {
-            version: version(lgr),
+            version: version(link),
             resp: false,
             all: false,
             orderly: true,
             link_num: other,
             reason: llc::DEL_LOST_PATH,
         }),
-        LlcMessage::ConfirmLink(confirm_link_request(lgr, link_num, [0; 4], 255)),
+        LlcMessage::ConfirmLink(confirm_link_request(link, link_num, [0; 4], 255)),
     ];
     for (buf, msg) in out.iter_mut().zip(msgs.iter()) {
         buf.fill(0);
@@ -300,7 +300,7 @@ pub(crate) fn link_requests(lgr: &LinkGroup, out: &mut [[u8; LLC_LEN]; 4]) {
 /// RMB of ours (the peer answers it; upstream negative, smc_rs positive),
 /// in `out`; returns its length.
 pub(crate) fn long_delete_rkey(
-    lgr: &LinkGroup,
+    link: &Link,
     out: &mut [u8; LONG_DELETE_RKEY_LEN],
 ) -> Option<usize> {
     let mut keys = [0u32; LONG_DELETE_RKEYS];
@@ -309,7 +309,7 @@ pub(crate) fn long_delete_rkey(
     }
     let mut list = [0u8; 4 * LONG_DELETE_RKEYS];
     let msg = DeleteRkey {
-        version: version(lgr),
+        version: version(link),
         resp: false,
         negative: false,
         retry: false,

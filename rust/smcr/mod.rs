@@ -4,16 +4,19 @@
 //! connections with their buffers, and the data path (RDMA WRITE into the
 //! peer's RMB, CDC messages with the cursors).
 //!
-//! Floors, bottom up: [`lgr`] (a link group with its one link: queue pair,
-//! work request slots, completion dispatch), [`llc`] (link-level control),
-//! [`conn`] (a connection's buffers and cursors), [`cdc`] (cursor
-//! messages, both ways), [`tx`] and [`rx`] (what `send` and `recv` do),
-//! [`close`] (the close state machine at work),
-//! [`setup`] (the client side of the CLC handshake that creates them),
-//! [`info`] (what operators see of them).
-//! Beside them: [`rejects`] counts what peers sent that was refused, and
-//! [`inject`] makes this side send such messages, for tests.
+//! Floors, bottom up (see `Documentation/design.rst`): [`link`] (a link:
+//! queue pair, work request slots, completions demultiplexed into the
+//! [`link::LinkOwner`] trait), [`llc`] (link-level control), [`conn`] (a
+//! connection's buffers, cursors and close machine), [`close`] (its
+//! events), [`inject`] (test faults), [`cdc`] (cursor messages, both
+//! ways), [`tx`] and [`rx`] (what `send` and `recv` do), [`settle`] (the
+//! executor of what those return), [`lgr`] (a link group: the owner of
+//! its link), [`info`] and [`about`] (what operators see), [`keepalive`],
+//! [`registry`] (the host's link groups), [`setup`] (what the CLC
+//! handshakes create). Beside them: [`rejects`] counts what peers sent
+//! that was refused.
 
+pub(crate) mod about;
 pub(crate) mod cdc;
 pub(crate) mod close;
 pub(crate) mod conn;
@@ -21,10 +24,11 @@ pub(crate) mod info;
 pub(crate) mod inject;
 pub(crate) mod keepalive;
 pub(crate) mod lgr;
+pub(crate) mod link;
 pub(crate) mod llc;
+pub(crate) mod registry;
 pub(crate) mod rejects;
 pub(crate) mod rx;
-pub(crate) mod rxbufs;
+pub(crate) mod settle;
 pub(crate) mod setup;
-pub(crate) mod slots;
 pub(crate) mod tx;

@@ -4,31 +4,31 @@
 //! create the link group, create the connection's buffers, bring the link
 //! up, and build the CLC Confirm that tells the server where our RMB is.
 //!
-//! Link groups are kept in a registry so that later connections to the same
-//! peer reuse them, as the server decides (first contact or not).
+//! The server's side: choose or create the link group for a client's
+//! proposal, then take its Confirm. Link groups are kept in the registry
+//! (see [`registry`](super::registry)).
 
 use super::conn::{Conn, PeerRmb};
-use super::keepalive::{self, Verdict};
-use super::lgr::{Joining, LinkGroup, LinkState, PeerLink, Role};
+use super::lgr::LinkGroup;
+use super::link::{PeerLink, Role};
 use super::llc;
-use crate::ib::{DeviceUsers, SmcIbDevice, SmcrV2Device};
+use super::registry::{LgrRegistry, PendingGuard};
+use crate::ib::SmcrV2Device;
 use crate::stats::tech::{self, BufferSource, Dir};
 use crate::sys::ib::buf::DmaBuf;
 use crate::sys::ib::mr::{MrAccess, RegisteredBuf};
 use crate::sys::print::smc_dbg;
 use crate::sys::random;
 use crate::sys::tcp::TcpSock;
-use crate::sys::ticker::Ticker;
 use crate::sysctl::LgrParams;
 use crate::wire::bufsize;
 use crate::wire::clc::{
     valid_qp_mtu, DeclineReason, FirstContactExt, GidList, LocalInfo, MsgType, SmcrAcceptConfirm,
     OS_LINUX, SMC_FEATURE_MASK, SMC_RELEASE, SMC_V2,
 };
-use crate::wire::lgr_match::LgrIdentity;
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::prelude::*;
-use kernel::sync::{new_mutex, Arc, Mutex};
+use kernel::sync::Arc;
 use kernel::types::ARef;
 
 /// The largest buffer: one physically contiguous allocation of the
@@ -39,212 +39,6 @@ const DECL_MEM: u32 = 0x0101_0000;
 const DECL_NOSRVLINK: u32 = 0x030b_0000;
 const DECL_ERR_RDYLNK: u32 = 0x0999_0002;
 const DECL_ERR_REGBUF: u32 = 0x0999_0003;
-
-/// The link groups of this host.
-#[pin_data]
-pub(crate) struct LgrRegistry {
-    #[pin]
-    lgrs: Mutex<KVec<Option<Arc<LinkGroup>>>>,
-    /// Held by a client from the Accept until its connection is on a link
-    /// group in the registry: a later connection the server puts on the
-    /// same link group finds it there (upstream's client lgr pending lock).
-    #[pin]
-    client_pending: Mutex<()>,
-    /// Held by a server while it decides on a link group, and for a new one
-    /// until its link is confirmed: one client gets one link group, not one
-    /// per concurrent handshake.
-    #[pin]
-    server_pending: Mutex<()>,
-    /// Runs [`keep`](Self::keep) while there are link groups.
-    #[pin]
-    keeper: Ticker,
-}
-
-/// Proof of holding one of the registry's pending locks.
-pub(crate) type PendingGuard<'a> =
-    kernel::sync::lock::Guard<'a, (), kernel::sync::lock::mutex::MutexBackend>;
-
-impl LgrRegistry {
-    pub(crate) fn new() -> impl PinInit<Self> {
-        pin_init!(LgrRegistry {
-            lgrs <- new_mutex!(KVec::new(), "LgrRegistry::lgrs"),
-            client_pending <- new_mutex!((), "LgrRegistry::client_pending"),
-            server_pending <- new_mutex!((), "LgrRegistry::server_pending"),
-            keeper <- Ticker::new(crate::clc::keep_link_groups, keepalive::TICK_MS),
-        })
-    }
-
-    /// Serialises clients' link group decisions.
-    pub(crate) fn client_pending(&self) -> PendingGuard<'_> {
-        self.client_pending.lock()
-    }
-
-    /// Serialises servers' link group decisions.
-    pub(crate) fn server_pending(&self) -> PendingGuard<'_> {
-        self.server_pending.lock()
-    }
-
-    /// A live client link group of namespace `net` to the peer the server
-    /// named in its Accept.
-    fn find_client(&self, net: u64, a: &SmcrAcceptConfirm) -> Option<Arc<LinkGroup>> {
-        let want = LgrIdentity {
-            net,
-            role: Role::Client.wire(),
-            peer_systemid: a.local.peer_id,
-            peer_gid: a.local.gid,
-            peer_qpn: a.qpn,
-        };
-        let lgrs = self.lgrs.lock();
-        lgrs.iter()
-            .flatten()
-            .find(|l| l.state() == LinkState::Active && l.identity().admits(&want))
-            .inspect(|l| l.activity.reused())
-            .cloned()
-    }
-
-    /// A live server link group of namespace `net` with room for a
-    /// connection, to the client that proposed from `gid`, and a place in
-    /// it (held until the connection is in its table).
-    fn find_server(&self, net: u64, systemid: &[u8; 8], gid: &[u8; 16]) -> Option<Joining> {
-        let want = LgrIdentity {
-            net,
-            role: Role::Server.wire(),
-            peer_systemid: *systemid,
-            peer_gid: *gid,
-            peer_qpn: 0,
-        };
-        let lgrs = self.lgrs.lock();
-        let joining = lgrs.iter().flatten().find_map(|l| {
-            if l.state() != LinkState::Active || !l.identity().admits(&want) {
-                return None;
-            }
-            l.try_join(usize::from(l.params.max_conns))
-        })?;
-        joining.lgr().activity.reused();
-        Some(joining)
-    }
-
-    fn add(&self, lgr: Arc<LinkGroup>) -> Result {
-        let mut lgrs = self.lgrs.lock();
-        // Link groups that went down leave room.
-        let mut dead = KVec::new();
-        for slot in lgrs.iter_mut() {
-            if slot.as_ref().is_some_and(|l| l.state() == LinkState::Down) {
-                if let Some(l) = slot.take() {
-                    dead.push(l, GFP_KERNEL)?;
-                }
-            }
-        }
-        // No fixed size: the table grows when every slot is taken.
-        match lgrs.iter_mut().find(|s| s.is_none()) {
-            Some(free) => *free = Some(lgr),
-            None => lgrs.push(Some(lgr), GFP_KERNEL)?,
-        }
-        drop(lgrs);
-        self.keeper.kick();
-        for l in dead.iter() {
-            l.terminate();
-        }
-        Ok(())
-    }
-
-    /// The live link groups, for operators' listings.
-    pub(crate) fn link_groups(&self) -> Result<KVec<Arc<LinkGroup>>> {
-        let lgrs = self.lgrs.lock();
-        let mut out = KVec::with_capacity(lgrs.len(), GFP_KERNEL)?;
-        for l in lgrs.iter().flatten() {
-            if l.state() != LinkState::Down {
-                out.push(l.clone(), GFP_KERNEL)?;
-            }
-        }
-        Ok(out)
-    }
-
-    /// Ends the link groups on `dev` (it goes away): their queue pairs and
-    /// buffers go now; the peers see the link fail.
-    fn end_on_device(&self, dev: &SmcIbDevice) {
-        let mut ended = KVec::new();
-        {
-            let mut lgrs = self.lgrs.lock();
-            for slot in lgrs.iter_mut() {
-                if slot
-                    .as_ref()
-                    .is_some_and(|l| core::ptr::eq(&*l.dev.device, dev))
-                {
-                    if let Some(l) = slot.take() {
-                        // Without memory for the list, end it right here.
-                        if let Err(kernel::alloc::AllocError) = ended.push(l.clone(), GFP_KERNEL) {
-                            l.terminate();
-                        }
-                    }
-                }
-            }
-        }
-        for l in ended.iter() {
-            smc_dbg!("smcr: device removed, link group ends");
-            l.terminate();
-        }
-    }
-
-    /// Looks after every link group (TEST LINK, linger, links gone down);
-    /// runs again while there are link groups.
-    pub(crate) fn keep(&self) {
-        let all = {
-            let lgrs = self.lgrs.lock();
-            let mut all = KVec::with_capacity(lgrs.len(), GFP_KERNEL);
-            if let Ok(all) = all.as_mut() {
-                for l in lgrs.iter().flatten() {
-                    // Within the capacity reserved above: never fails.
-                    let _ = all.push(l.clone(), GFP_ATOMIC);
-                }
-            }
-            all
-        };
-        // Without memory this time, the next tick looks after them.
-        let Ok(all) = all else {
-            self.keeper.kick();
-            return;
-        };
-        for lgr in all.iter() {
-            if lgr.keep() == Verdict::End {
-                let mut lgrs = self.lgrs.lock();
-                let slot = lgrs
-                    .iter_mut()
-                    .find(|s| s.as_ref().is_some_and(|l| Arc::ptr_eq(l, lgr)));
-                let ours = slot.and_then(Option::take).is_some();
-                drop(lgrs);
-                // Whoever took it out of the registry ends it.
-                if ours {
-                    lgr.terminate();
-                }
-            }
-        }
-        drop(all);
-        if self.lgrs.lock().iter().any(Option::is_some) {
-            self.keeper.kick();
-        }
-    }
-
-    /// Ends every link group (module unload): the peers are told.
-    pub(crate) fn shutdown(&self) {
-        self.keeper.stop();
-        let mut lgrs = self.lgrs.lock();
-        for slot in lgrs.iter_mut() {
-            if let Some(l) = slot.take() {
-                if l.state() == LinkState::Active {
-                    llc::send_delete_all(&l);
-                }
-                l.terminate();
-            }
-        }
-    }
-}
-
-impl DeviceUsers for LgrRegistry {
-    fn device_removed(&self, dev: &SmcIbDevice) {
-        self.end_on_device(dev);
-    }
-}
 
 /// A new link group id: random, with the low-order byte of its host-order
 /// word zero, as upstream's ids (multiples of 256; operators' tools mask
@@ -271,6 +65,7 @@ fn next_token() -> u32 {
 
 /// What the client answers in its CLC Confirm.
 pub(crate) struct ClientConn {
+    pub(crate) lgr: Arc<LinkGroup>,
     pub(crate) conn: Arc<Conn>,
     pub(crate) confirm: SmcrAcceptConfirm,
     /// A new link group: after the Confirm, the link is confirmed in LLC.
@@ -314,7 +109,7 @@ pub(crate) fn client_accept(
             a.eid,
             a.fce.map_or((0, 0), |f| (f.max_conns, f.max_links)),
         );
-        if lgr.connect_qp().is_err() {
+        if lgr.link.connect_qp().is_err() {
             lgr.terminate();
             return Err(DeclineReason::Other(DECL_ERR_RDYLNK));
         }
@@ -349,7 +144,7 @@ pub(crate) fn client_accept(
     };
     let confirm_rkey = rmb.rkey();
     let confirm_addr = rmb.iova();
-    let conn = match Conn::new(next_token(), lgr.clone(), Some(peer), rmb, sndbuf, waker) {
+    let conn = match Conn::new(next_token(), lgr.link.clone(), Some(peer), rmb, sndbuf, waker) {
         Ok(c) => c,
         Err(_) => return Err(fail(&lgr, DECL_MEM)),
     };
@@ -369,15 +164,16 @@ pub(crate) fn client_accept(
     confirm.local.gid = dev.gid;
     confirm.local.mac = dev.mac;
     confirm.local.peer_id = crate::ib::local_systemid();
-    confirm.qpn = lgr.qpn();
+    confirm.qpn = lgr.link.qpn();
     confirm.rmb_rkey = confirm_rkey;
     confirm.rmbe_idx = 1;
     confirm.rmbe_alert_token = conn.token;
     confirm.rmbe_size = bufsize::compress(conn.rmb_size());
-    confirm.qp_mtu = lgr.mtu().min(a.qp_mtu);
+    confirm.qp_mtu = lgr.link.mtu().min(a.qp_mtu);
     confirm.rmb_dma_addr = confirm_addr;
-    confirm.psn = lgr.psn;
+    confirm.psn = lgr.link.psn;
     Ok(ClientConn {
+        lgr,
         conn,
         confirm,
         first_contact: a.first_contact,
@@ -386,21 +182,22 @@ pub(crate) fn client_accept(
 
 /// After the Confirm went out on a new link group: the LLC handshake, then
 /// the link group joins the registry.
-pub(crate) fn client_confirm_link(reg: &LgrRegistry, conn: &Conn) -> Result {
-    let lgr = &conn.lgr;
+pub(crate) fn client_confirm_link(reg: &LgrRegistry, cc: &ClientConn) -> Result {
+    let lgr = &cc.lgr;
     let mut uid = [0u8; 4];
     random::fill(&mut uid);
-    let link_num = llc::client_confirm_link(lgr, uid)?;
-    lgr.set_active(link_num);
+    let (link_num, peer_uid) = llc::client_confirm_link(&lgr.link, uid)?;
+    lgr.record_link_uids(uid, peer_uid);
+    lgr.link.set_active(link_num);
     smc_dbg!("smcr: link {} of a new link group is up", link_num);
     reg.add(lgr.clone())
 }
 
-/// Undoes [`client_accept`] when the handshake fails after it.
-pub(crate) fn client_abort(conn: Arc<Conn>, first_contact: bool) {
-    let lgr = conn.lgr.clone();
+/// Undoes [`client_accept`] or [`server_accept`] when the handshake fails
+/// after it: `conn` leaves `lgr`, which ends if it was new.
+pub(crate) fn abort_conn(lgr: Arc<LinkGroup>, conn: Arc<Conn>, first_contact: bool) {
     let removed = lgr.conns.lock().remove(conn.token);
-    lgr.forget_slot_waiter(conn.token);
+    lgr.link.forget_slot_waiter(conn.token);
     drop(removed);
     drop(conn);
     if first_contact {
@@ -426,6 +223,7 @@ pub(crate) struct ClientProposal {
 /// The server's side of a connection between its Accept and the client's
 /// Confirm.
 pub(crate) struct ServerConn {
+    pub(crate) lgr: Arc<LinkGroup>,
     pub(crate) conn: Arc<Conn>,
     pub(crate) accept: SmcrAcceptConfirm,
     pub(crate) first_contact: bool,
@@ -474,13 +272,13 @@ fn new_buffers(
                 Err(_) => *class -= 1,
             }
         };
-        let pd = lgr.pd()?;
+        let pd = lgr.link.pd()?;
         let Some(access) = access else {
             return Ok(Arc::new(RegisteredBuf::local(&pd, buf)?, GFP_KERNEL)?);
         };
         let reg = Arc::new(RegisteredBuf::new(&pd, buf)?, GFP_KERNEL)?;
         if register {
-            lgr.register_mr(&reg, access)?;
+            lgr.link.register_mr(&reg, access)?;
         }
         Ok(reg)
     };
@@ -560,7 +358,7 @@ pub(crate) fn server_accept(
         }
     };
     let (rkey, addr) = (rmb.rkey(), rmb.iova());
-    let conn = match Conn::new(next_token(), lgr.clone(), None, rmb, sndbuf, waker) {
+    let conn = match Conn::new(next_token(), lgr.link.clone(), None, rmb, sndbuf, waker) {
         Ok(c) => c,
         Err(_) => return Err(fail(&lgr, DECL_MEM)),
     };
@@ -593,19 +391,20 @@ pub(crate) fn server_accept(
             gid: dev.gid,
             mac: dev.mac,
         },
-        qpn: lgr.qpn(),
+        qpn: lgr.link.qpn(),
         rmb_rkey: rkey,
         rmbe_idx: 1,
         rmbe_alert_token: conn.token,
         rmbe_size: bufsize::compress(conn.rmb_size()),
-        qp_mtu: lgr.mtu(),
+        qp_mtu: lgr.link.mtu(),
         rmb_dma_addr: addr,
-        psn: lgr.psn,
+        psn: lgr.link.psn,
         eid: p.eid,
         fce,
         gid_list: None,
     };
     Ok(ServerConn {
+        lgr,
         conn,
         accept,
         first_contact,
@@ -619,7 +418,7 @@ pub(crate) fn server_confirm(
     sc: &ServerConn,
     c: &SmcrAcceptConfirm,
 ) -> core::result::Result<(), DeclineReason> {
-    let lgr = &sc.conn.lgr;
+    let lgr = &sc.lgr;
     if sc.first_contact {
         if !valid_qp_mtu(c.qp_mtu) {
             smc_dbg!("server: the Confirm's qp_mtu {} is no IB MTU", c.qp_mtu);
@@ -627,21 +426,21 @@ pub(crate) fn server_confirm(
         }
         let limits = sc.accept.fce.map_or((0, 0), |f| (f.max_conns, f.max_links));
         lgr.record_peer(c, sc.accept.eid, limits);
-        lgr.set_peer_qp(c.qpn, c.psn, c.local.mac, c.qp_mtu);
-        if lgr.connect_qp().is_err() {
+        lgr.link.set_peer_qp(c.qpn, c.psn, c.local.mac, c.qp_mtu);
+        if lgr.link.connect_qp().is_err() {
             return Err(DeclineReason::Other(DECL_ERR_RDYLNK));
         }
         // The first RMB waited for the link; the send buffer needs none.
         let rmb = sc.conn.rmb.lock().clone();
         let regs = match rmb {
-            Some(rmb) => lgr.register_mr(&rmb, MrAccess::RemoteWrite),
+            Some(rmb) => lgr.link.register_mr(&rmb, MrAccess::RemoteWrite),
             None => Err(crate::sys::errno::ENOLINK.into()),
         };
         if regs.is_err() {
             return Err(DeclineReason::Other(DECL_ERR_REGBUF));
         }
     } else {
-        let peer = lgr.peer();
+        let peer = lgr.link.peer();
         if c.qpn != peer.qpn || c.local.gid != peer.gid {
             return Err(DeclineReason::Other(DECL_NOSRVLINK));
         }
@@ -657,9 +456,10 @@ pub(crate) fn server_confirm(
     });
     if sc.first_contact {
         let max_conns = sc.accept.fce.map_or(0, |f| f.max_conns);
-        match llc::server_confirm_link(lgr, max_conns) {
-            Ok(()) => {
-                lgr.set_active(1);
+        match llc::server_confirm_link(&lgr.link, max_conns) {
+            Ok((ours, peer_uid)) => {
+                lgr.record_link_uids(ours, peer_uid);
+                lgr.link.set_active(1);
                 smc_dbg!("smcr: link 1 of a new link group is up (server)");
                 reg.add(lgr.clone())
                     .map_err(|_| DeclineReason::Other(DECL_MEM))?;

@@ -156,7 +156,7 @@ fn corked(conn: &Conn, more: bool, nodelay: bool) -> bool {
     let sh = conn.shared.lock();
     let in_flight = sh.tx_fin < sh.tx_prod;
     let waiting = sh.tx_copied - sh.tx_prod;
-    let limit = (u64::from(conn.sndbuf_size()) / 2).min(u64::from(conn.lgr.params.autocork_size));
+    let limit = (u64::from(conn.sndbuf_size()) / 2).min(u64::from(conn.link.params.autocork_size));
     in_flight && (more || (!nodelay && waiting <= limit)) && sh.urg_tx.is_none()
 }
 
@@ -209,17 +209,17 @@ fn push_locked(conn: &Conn) {
     // serve another connection.
     while sh.error.is_none() && !sh.peer_state.any_close() && sh.tx_copied > sh.tx_prod {
         // No slot: the connection queues for the next that completes.
-        let Ok(Some(slot)) = conn.lgr.get_slot_or_queue(conn.token) else {
+        let Ok(Some(slot)) = conn.link.get_slot_or_queue(conn.token) else {
             return;
         };
         match write_chunk(conn, sndbuf, &mut sh, slot) {
             Ok(true) => {}
             Ok(false) => {
-                conn.lgr.put_slot(slot);
+                conn.link.put_slot(slot);
                 break;
             }
             Err(e) => {
-                conn.lgr.put_slot(slot);
+                conn.link.put_slot(slot);
                 sh.error = Some(e);
                 drop(sh);
                 conn.wake();
@@ -236,9 +236,9 @@ fn push_locked(conn: &Conn) {
     let flags_due = sh.sent_state != sh.announced_state
         && (sh.tx_copied == sh.tx_prod || sh.sent_state.peer_conn_abort);
     if flags_due || (sh.error.is_none() && cdc::consumer_update_due(conn, &sh)) {
-        if let Ok(Some(slot)) = conn.lgr.get_slot_or_queue(conn.token) {
+        if let Ok(Some(slot)) = conn.link.get_slot_or_queue(conn.token) {
             if cdc::post_locked(conn, &mut sh, slot, ProducerFlags::default()).is_err() {
-                conn.lgr.put_slot(slot);
+                conn.link.put_slot(slot);
             }
         }
     }
@@ -281,7 +281,7 @@ fn write_chunk(
     let poff = sh.tx_prod % psize;
     let first = n.min(psize - poff);
     let pieces = [(off, poff, first), (off + first, 0, n - first)];
-    let inline_max = conn.lgr.max_inline().min(INLINE_WRITE_MAX);
+    let inline_max = conn.link.max_inline().min(INLINE_WRITE_MAX);
     for (part, (src, dst, len)) in (0u32..).zip(pieces) {
         let (src, len) = (src as usize, len as usize);
         let remote = peer.addr.wrapping_add(dst);
@@ -293,11 +293,11 @@ fn write_chunk(
             let mut bytes = [0u8; INLINE_WRITE_MAX];
             let data = bytes.get_mut(..len).ok_or(EPIPE)?;
             sndbuf.buf().read(src, data)?;
-            conn.lgr
+            conn.link
                 .post_write_inline(slot, part, data, remote, peer.rkey)?;
         } else {
             let sge = sndbuf.sge(src, len as u32).ok_or(EPIPE)?;
-            conn.lgr.post_write(slot, part, sge, remote, peer.rkey)?;
+            conn.link.post_write(slot, part, sge, remote, peer.rkey)?;
         }
     }
     sh.tx_prod += n;

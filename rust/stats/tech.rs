@@ -7,9 +7,10 @@
 //! socket calls. Counted where upstream's `SMC_STAT_*` macros count; smc_rs
 //! speaks SMC-R only, so SMC-D's stay 0.
 
-use super::NetStats;
 use crate::sys::net::Net;
+use crate::sys::pernet::PernetData;
 use crate::sys::percpu::PerCpuCounters;
+use core::sync::atomic::AtomicU32;
 use kernel::prelude::*;
 
 /// Size classes of the histograms: 8 KiB, 16 KiB, ... 1 MiB, larger
@@ -60,16 +61,31 @@ const BUFFER_EVENTS: usize = 7;
 
 /// The counters of one technology, per CPU: the data path counts on every
 /// call, and a counter shared by all CPUs would bounce between them.
-pub(crate) struct TechStats(PerCpuCounters<{ at::COUNT }>);
+#[pin_data]
+pub(crate) struct TechStats {
+    counters: PerCpuCounters<{ at::COUNT }>,
+}
 
-impl TechStats {
-    /// All counters at 0. May sleep.
-    pub(crate) fn new() -> Result<Self> {
-        Ok(TechStats(PerCpuCounters::new()?))
+static TECH_STATS_ID: AtomicU32 = AtomicU32::new(0);
+
+/// Each namespace has its own counters (all 0 while not registered).
+impl PernetData for TechStats {
+    fn init() -> impl PinInit<Self, Error> {
+        // May sleep: namespaces are made in process context.
+        try_pin_init!(TechStats {
+            counters: PerCpuCounters::new()?,
+        }? Error)
     }
 
+    fn id() -> &'static AtomicU32 {
+        &TECH_STATS_ID
+    }
+}
+
+impl TechStats {
+
     fn add(&self, idx: usize, n: u64) {
-        self.0.add(idx, n);
+        self.counters.add(idx, n);
     }
 
     /// The first counter of `dir`'s payload histogram, buffer size
@@ -142,7 +158,7 @@ pub(crate) enum Special {
 
 /// Calls `f` with `net`'s SMC-R counters.
 fn with_smcr(net: &Net, f: impl FnOnce(&TechStats)) {
-    crate::sys::pernet::with::<NetStats, _>(net, |s| f(&s.smcr));
+    crate::sys::pernet::with::<TechStats, _>(net, f);
 }
 
 /// A `send` (`Dir::Tx`: `len` asked for) or `recv` (`len` = what it
@@ -239,8 +255,8 @@ pub(crate) struct TechSnapshot {
 
 /// `net`'s SMC-R counters (all 0 while the statistics are not registered).
 pub(crate) fn smcr_snapshot(net: &Net) -> TechSnapshot {
-    crate::sys::pernet::with::<NetStats, _>(net, |s| {
-        let c = &s.smcr.0;
+    crate::sys::pernet::with::<TechStats, _>(net, |s| {
+        let c = &s.counters;
         let block =
             |first: usize| -> [u64; SIZE_CLASSES] { core::array::from_fn(|i| c.sum(first + i)) };
         let events =

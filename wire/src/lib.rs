@@ -20,3 +20,4 @@ pub mod codec;
 pub mod cursor;
 pub mod lgr_match;
 pub mod llc;
+pub mod tokens;

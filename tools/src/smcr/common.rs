@@ -201,3 +201,9 @@ impl<'a> Output<'a> {
         }
     }
 }
+
+/// Command line arguments as the tools get them (tests).
+#[cfg(test)]
+pub(crate) fn args(v: &[&str]) -> Vec<Vec<u8>> {
+    v.iter().map(|s| s.as_bytes().to_vec()).collect()
+}

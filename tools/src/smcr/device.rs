@@ -431,7 +431,7 @@ pub(crate) fn print_dump<T: Transport + ?Sized>(
 mod tests {
     use super::*;
 
-    use crate::smcr::tests::a;
+    use crate::smcr::common::args as a;
 
     #[test]
     fn arguments_as_upstream() {

@@ -287,7 +287,7 @@ mod tests {
     use super::*;
     use crate::genl::attr;
 
-    use crate::smcr::tests::a;
+    use crate::smcr::common::args as a;
 
     fn reply(nest: &[u8]) -> Vec<u8> {
         let mut p = vec![SMC_NETLINK_GET_SYS_INFO, 1, 0, 0];

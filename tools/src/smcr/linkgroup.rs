@@ -451,7 +451,7 @@ pub fn invoke<T: Transport + ?Sized>(
 mod tests {
     use super::*;
 
-    use crate::smcr::tests::a;
+    use crate::smcr::common::args as a;
 
     #[test]
     fn strtol_as_c() {

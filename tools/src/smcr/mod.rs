@@ -337,12 +337,8 @@ pub fn main(flavor: Flavor) -> i32 {
 
 #[cfg(test)]
 pub(crate) mod tests {
+    use super::common::args as a;
     use super::*;
-
-    /// Command line arguments as the tools get them.
-    pub(crate) fn a(v: &[&str]) -> Vec<Vec<u8>> {
-        v.iter().map(|s| s.as_bytes().to_vec()).collect()
-    }
 
     #[test]
     fn prefixes_as_contains() {

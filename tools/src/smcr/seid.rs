@@ -217,7 +217,7 @@ pub fn invoke<T: Transport + ?Sized>(
 mod tests {
     use super::*;
     use crate::genl::{attr, string_attr};
-    use crate::smcr::tests::a;
+    use crate::smcr::common::args as a;
 
     #[test]
     fn arguments_as_upstream() {

@@ -286,5 +286,49 @@ pub fn on_event(state: SmcState, event: CloseEvent, ctx: CloseCtx) -> Transition
     }
 }
 
+/// A connection's close state and what the machine remembers, moved by
+/// [`CloseMachine::step`].
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
+pub struct CloseMachine {
+    /// The state (the socket's `sk_state` for sock_diag).
+    pub state: SmcState,
+    /// The context.
+    pub ctx: CloseCtx,
+}
+
+impl CloseMachine {
+    /// An established connection.
+    pub fn active() -> Self {
+        CloseMachine {
+            state: SmcState::Active,
+            ctx: CloseCtx::default(),
+        }
+    }
+
+    /// Takes `event`, with the caller's two facts (unread data, data not
+    /// yet sent) current; returns what to do.
+    pub fn step(&mut self, event: CloseEvent, unread_data: bool, tx_pending: bool) -> CloseActions {
+        self.ctx.unread_data = unread_data;
+        self.ctx.tx_pending = tx_pending;
+        let t = on_event(self.state, event, self.ctx);
+        self.state = t.state;
+        self.ctx = t.ctx;
+        t.actions
+    }
+
+    /// No more bytes may be queued: we are done writing, closed, or a
+    /// shutdown for writing waits for the send buffer.
+    pub fn write_closed(&self) -> bool {
+        self.ctx.sent_done_writing || self.ctx.sent_close || self.ctx.waiting.is_some()
+    }
+
+    /// Closed, by the socket and the peer or by an abort that settled: the
+    /// peer can no longer write into the buffers, which may be reused once
+    /// the socket let go of the connection.
+    pub fn closed(&self) -> bool {
+        self.state == SmcState::Closed && !self.ctx.aborting
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -426,3 +426,26 @@ fn on_event_is_total() {
     }
     assert_eq!(n, 12 * 2048 * 4 * 12);
 }
+
+#[test]
+fn machine_closes_both_ways() {
+    let mut m = CloseMachine::active();
+    assert!(!m.write_closed() && !m.closed());
+    let a = m.step(E::AppClose, false, false);
+    assert_eq!(a.send, Some(CloseFlag::ConnClosed));
+    assert!(m.write_closed());
+    assert!(!m.closed(), "the peer has not closed yet");
+    m.step(E::PeerConnClosed, false, false);
+    assert_eq!(m.state, S::Closed);
+    assert!(m.closed());
+}
+
+#[test]
+fn machine_abort_is_closed_only_once_settled() {
+    let mut m = CloseMachine::active();
+    let a = m.step(E::LocalAbort, false, true);
+    assert!(a.cancel_close_work);
+    assert!(!m.closed(), "an abort that has not settled keeps the buffers");
+    m.step(E::AbortSettled, false, true);
+    assert!(m.closed());
+}

@@ -22,16 +22,18 @@
 //! layout) and `rx_llc_long` (SMC-Rv2 LLC messages longer than 44 bytes
 //! received whole).
 
-use super::lgr::{LinkGroup, WR_BUF_SIZE};
 use crate::sys::debugfs::DebugfsDir;
 use crate::sys::errno::{EINVAL, ENOLINK};
 use crate::sys::ib::buf::DmaBuf;
 use crate::sys::ib::device::{DeviceCaps, IbDevice};
 use crate::sys::ib::qp::{Qp, QpState};
+use crate::sys::ib::wr::QpHandler;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kernel::c_str;
 use kernel::prelude::*;
 
+/// Bytes of a control message buffer (upstream's work request buffer).
+pub(crate) const WR_BUF_SIZE: usize = 48;
 /// Bytes of the buffer that receives long SMC-Rv2 LLC messages.
 pub(crate) const WR_BUF_V2_SIZE: usize = 8192;
 /// The distance between two slots' buffers in the page of the shared
@@ -126,7 +128,12 @@ impl RxLayout {
 
     /// Posts receive slot `slot` on `qp`, whose receive buffers start at
     /// local buffer `first`.
-    pub(crate) fn post<S: QpState>(self, qp: &Qp<S, LinkGroup>, first: usize, slot: u32) -> Result {
+    pub(crate) fn post<S: QpState, H: QpHandler>(
+        self,
+        qp: &Qp<S, H>,
+        first: usize,
+        slot: u32,
+    ) -> Result {
         match self {
             RxLayout::SharedTail => {
                 let off = slot as usize * SLOT_STRIDE;
@@ -154,9 +161,9 @@ impl RxLayout {
     /// Copies the first bytes of the message received in `slot` (`len`
     /// bytes long) into `out`, as many as fit; returns how many were
     /// copied (0 when the buffers are not there).
-    pub(crate) fn read<S: QpState>(
+    pub(crate) fn read<S: QpState, H: QpHandler>(
         self,
-        qp: &Qp<S, LinkGroup>,
+        qp: &Qp<S, H>,
         first: usize,
         slot: u32,
         len: usize,

@@ -9,9 +9,11 @@
 //! below the counts links had before the sysctls existed (16 and 48), as
 //! upstream does.
 
-use super::lgr::MAX_SLOTS;
 use crate::sysctl::LgrParams;
 
+/// Most send or receive slots a link has: one bit each in a `u64`, one
+/// 64-byte stride each in a page of control message buffers.
+pub(crate) const MAX_SLOTS: u32 = 64;
 /// Send slots below which halving gives up (upstream's old fixed count).
 const TX_FLOOR: u32 = 16;
 /// Receive slots below which halving gives up.

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What a link group learned of its peer in the handshakes, kept for
+//! operators (see [`info`](super::info)).
+
+use crate::sys::sync::SpinLockBh;
+use kernel::prelude::*;
+
+/// What a link group learned of its peer and its link's identity in the
+/// handshakes (upstream keeps these in `struct smc_link_group` and
+/// `struct smc_link`).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct LgrAbout {
+    /// Our link's user id (from our CONFIRM LINK).
+    pub(crate) link_uid: [u8; 4],
+    /// The peer's link user id (from its CONFIRM LINK).
+    pub(crate) peer_link_uid: [u8; 4],
+    /// The peer's SMC release.
+    pub(crate) peer_release: u8,
+    /// The peer's operating system type.
+    pub(crate) peer_os: u8,
+    /// The peer's host name, blank padded.
+    pub(crate) peer_hostname: [u8; 32],
+    /// The UEID both sides agreed on, blank padded.
+    pub(crate) negotiated_eid: [u8; 32],
+    /// Connections and links the link group may carry (first contact).
+    pub(crate) max_conns: u8,
+    pub(crate) max_links: u8,
+}
+
+/// A new, empty record for a link group's `about`.
+pub(crate) fn new_about() -> impl PinInit<SpinLockBh<LgrAbout>> {
+    crate::sys::sync::new_spinlock_bh!(LgrAbout::default(), "LinkGroup::about")
+}

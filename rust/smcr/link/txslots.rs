@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A link's send slots: which are busy and what for, the connections
+//! waiting for one, and the LLC answers that found none free.
+//!
+//! Everything here is plain data under the link's `tx` lock (a spinlock
+//! taken in any context); the link wakes and posts, this only keeps
+//! account.
+
+use super::slots::MAX_SLOTS;
+use crate::wire::llc::LLC_LEN;
+
+/// Most connections a link group carries (tokens waiting on one link).
+pub(crate) const CONNS_PER_LGR: usize = 255;
+
+/// What a send slot was used for, for its completion.
+#[derive(Clone, Copy, Default)]
+pub(super) struct SlotUse {
+    /// The connection whose CDC message the slot carried (0: none).
+    pub(super) token: u32,
+    /// How many bytes of that connection's stream the message covered.
+    pub(super) prod_total: u64,
+    /// The message went from the buffer for long messages.
+    pub(super) long: bool,
+}
+
+/// The send slots: which are busy and what for.
+pub(super) struct TxSlots {
+    busy: u64,
+    /// The slots the link has (its lowest bits).
+    pub(super) mask: u64,
+    uses: [SlotUse; MAX_SLOTS as usize],
+    /// Connections whose data waits for a free slot.
+    pub(super) waiters: SlotWaiters,
+    /// LLC answers that found no free slot: they go first on the next
+    /// slots that complete.
+    pub(super) answers: QueuedAnswers,
+}
+
+impl TxSlots {
+    /// No slot busy; `mask` gives the slots there are.
+    pub(super) const fn new(mask: u64) -> Self {
+        TxSlots {
+            busy: 0,
+            mask,
+            uses: [SlotUse {
+                token: 0,
+                prod_total: 0,
+                long: false,
+            }; MAX_SLOTS as usize],
+            waiters: SlotWaiters::new(),
+            answers: QueuedAnswers::new(),
+        }
+    }
+
+    /// The free slots, one bit each.
+    pub(super) fn free(&self) -> u64 {
+        !self.busy & self.mask
+    }
+
+    /// Whether `slot` is busy.
+    pub(super) fn is_busy(&self, slot: u32) -> bool {
+        self.busy & 1u64.checked_shl(slot).unwrap_or(0) != 0
+    }
+
+    /// Takes the lowest free slot, if any.
+    pub(super) fn take(&mut self) -> Option<u32> {
+        let free = self.free();
+        if free == 0 {
+            return None;
+        }
+        let slot = free.trailing_zeros();
+        self.busy |= 1 << slot;
+        if let Some(u) = self.uses.get_mut(slot as usize) {
+            *u = SlotUse::default();
+        }
+        Some(slot)
+    }
+
+    /// Frees `slot`; returns what it was used for.
+    pub(super) fn release(&mut self, slot: u32) -> SlotUse {
+        let used = self.uses.get(slot as usize).copied().unwrap_or_default();
+        self.busy &= !1u64.checked_shl(slot).unwrap_or(0);
+        used
+    }
+
+    /// What `slot` is used for, to be changed.
+    pub(super) fn use_of(&mut self, slot: u32) -> Option<&mut SlotUse> {
+        self.uses.get_mut(slot as usize)
+    }
+}
+
+/// How many LLC answers may wait for a send slot. A peer keeps one LLC
+/// flow open at a time (upstream's flows), with a TEST LINK beside it: a
+/// peer that floods requests loses what does not fit, as on a lost
+/// message, and its requests time out.
+const ANSWERS_QUEUED: usize = 8;
+
+/// LLC answers waiting for a send slot, first come first served.
+pub(super) struct QueuedAnswers {
+    msgs: [([u8; LLC_LEN], u8); ANSWERS_QUEUED],
+    head: usize,
+    len: usize,
+}
+
+impl QueuedAnswers {
+    const fn new() -> Self {
+        QueuedAnswers {
+            msgs: [([0; LLC_LEN], 0); ANSWERS_QUEUED],
+            head: 0,
+            len: 0,
+        }
+    }
+
+    /// Whether no answer waits.
+    pub(super) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Queues `msg` (at most [`LLC_LEN`] bytes); `false` when full.
+    pub(super) fn push(&mut self, msg: &[u8]) -> bool {
+        if self.len == ANSWERS_QUEUED || msg.len() > LLC_LEN {
+            return false;
+        }
+        let Some((buf, len)) = self.msgs.get_mut((self.head + self.len) % ANSWERS_QUEUED) else {
+            return false;
+        };
+        let Some(dst) = buf.get_mut(..msg.len()) else {
+            return false;
+        };
+        dst.copy_from_slice(msg);
+        *len = msg.len() as u8;
+        self.len += 1;
+        true
+    }
+
+    /// Takes the oldest answer.
+    pub(super) fn pop(&mut self) -> Option<([u8; LLC_LEN], u8)> {
+        if self.len == 0 {
+            return None;
+        }
+        let msg = self.msgs.get(self.head).copied();
+        self.head = (self.head + 1) % ANSWERS_QUEUED;
+        self.len -= 1;
+        msg
+    }
+}
+
+/// Connections (by token) waiting for a send slot, first come first
+/// served, each once: a completed slot goes to the first of them, as
+/// upstream's senders queue for a slot, and does not wake them all.
+pub(super) struct SlotWaiters {
+    tokens: [u32; CONNS_PER_LGR + 1],
+    head: usize,
+    len: usize,
+}
+
+impl SlotWaiters {
+    const fn new() -> Self {
+        SlotWaiters {
+            tokens: [0; CONNS_PER_LGR + 1],
+            head: 0,
+            len: 0,
+        }
+    }
+
+    /// Queues `token` unless it waits already. A connection that leaves
+    /// the link group is taken out ([`Self::forget`]), so no more than a
+    /// link group's connections ever wait and the queue never overflows.
+    pub(super) fn push(&mut self, token: u32) {
+        let cap = self.tokens.len();
+        let queued = (0..self.len).any(|k| self.tokens.get((self.head + k) % cap) == Some(&token));
+        if queued || self.len == cap {
+            return;
+        }
+        if let Some(t) = self.tokens.get_mut((self.head + self.len) % cap) {
+            *t = token;
+            self.len += 1;
+        }
+    }
+
+    /// Takes `token` out: a connection that leaves the link group gives
+    /// up its place, so that the queue never holds more than the link
+    /// group's live connections and a push is never dropped.
+    pub(super) fn forget(&mut self, token: u32) {
+        let cap = self.tokens.len();
+        let mut kept = 0;
+        for k in 0..self.len {
+            let Some(&t) = self.tokens.get((self.head + k) % cap) else {
+                continue;
+            };
+            if t == token {
+                continue;
+            }
+            if let Some(dst) = self.tokens.get_mut((self.head + kept) % cap) {
+                *dst = t;
+            }
+            kept += 1;
+        }
+        self.len = kept;
+    }
+
+    /// Takes the first waiting connection.
+    pub(super) fn pop(&mut self) -> Option<u32> {
+        if self.len == 0 {
+            return None;
+        }
+        let token = self.tokens.get(self.head).copied();
+        self.head = (self.head + 1) % self.tokens.len();
+        self.len -= 1;
+        token
+    }
+}

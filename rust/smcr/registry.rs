@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The link groups of this host: kept so that later connections to the
+//! same peer reuse them (as the server decides: first contact or not),
+//! found by the handshakes, looked after by the keeper, listed for
+//! operators, and ended when their device goes or the module unloads.
+//!
+//! Locks: `lgrs` (a mutex, process context) is taken after the pending
+//! locks, never while waiting on a link; the pending locks serialise the
+//! handshakes' link group decisions (see `Documentation/design.rst`).
+
+use super::keepalive::{self, Verdict};
+use super::lgr::{Joining, LinkGroup};
+use super::link::{LinkState, Role};
+use super::llc;
+use crate::ib::{DeviceUsers, SmcIbDevice};
+use crate::sys::print::smc_dbg;
+use crate::sys::sync::RcuPointer;
+use crate::sys::ticker::Ticker;
+use crate::wire::clc::SmcrAcceptConfirm;
+use crate::wire::lgr_match::LgrIdentity;
+use kernel::prelude::*;
+use kernel::sync::{new_mutex, Arc, Mutex};
+
+/// The link groups of this host.
+#[pin_data]
+pub(crate) struct LgrRegistry {
+    #[pin]
+    lgrs: Mutex<KVec<Option<Arc<LinkGroup>>>>,
+    /// Held by a client from the Accept until its connection is on a link
+    /// group in the registry: a later connection the server puts on the
+    /// same link group finds it there (upstream's client lgr pending lock).
+    #[pin]
+    client_pending: Mutex<()>,
+    /// Held by a server while it decides on a link group, and for a new one
+    /// until its link is confirmed: one client gets one link group, not one
+    /// per concurrent handshake.
+    #[pin]
+    server_pending: Mutex<()>,
+    /// Runs [`keep`](Self::keep) while there are link groups.
+    #[pin]
+    keeper: Ticker,
+}
+
+/// Proof of holding one of the registry's pending locks.
+pub(crate) type PendingGuard<'a> =
+    kernel::sync::lock::Guard<'a, (), kernel::sync::lock::mutex::MutexBackend>;
+
+impl LgrRegistry {
+    pub(crate) fn new() -> impl PinInit<Self> {
+        pin_init!(LgrRegistry {
+            lgrs <- new_mutex!(KVec::new(), "LgrRegistry::lgrs"),
+            client_pending <- new_mutex!((), "LgrRegistry::client_pending"),
+            server_pending <- new_mutex!((), "LgrRegistry::server_pending"),
+            keeper <- Ticker::new(keep_link_groups, keepalive::TICK_MS),
+        })
+    }
+
+    /// Serialises clients' link group decisions.
+    pub(crate) fn client_pending(&self) -> PendingGuard<'_> {
+        self.client_pending.lock()
+    }
+
+    /// Serialises servers' link group decisions.
+    pub(crate) fn server_pending(&self) -> PendingGuard<'_> {
+        self.server_pending.lock()
+    }
+
+    /// A live client link group of namespace `net` to the peer the server
+    /// named in its Accept.
+    pub(crate) fn find_client(&self, net: u64, a: &SmcrAcceptConfirm) -> Option<Arc<LinkGroup>> {
+        let want = LgrIdentity {
+            net,
+            role: Role::Client.wire(),
+            peer_systemid: a.local.peer_id,
+            peer_gid: a.local.gid,
+            peer_qpn: a.qpn,
+        };
+        let lgrs = self.lgrs.lock();
+        lgrs.iter()
+            .flatten()
+            .find(|l| l.link.state() == LinkState::Active && l.identity().admits(&want))
+            .inspect(|l| l.link.activity.reused())
+            .cloned()
+    }
+
+    /// A live server link group of namespace `net` with room for a
+    /// connection, to the client that proposed from `gid`, and a place in
+    /// it (held until the connection is in its table).
+    pub(crate) fn find_server(&self, net: u64, systemid: &[u8; 8], gid: &[u8; 16]) -> Option<Joining> {
+        let want = LgrIdentity {
+            net,
+            role: Role::Server.wire(),
+            peer_systemid: *systemid,
+            peer_gid: *gid,
+            peer_qpn: 0,
+        };
+        let lgrs = self.lgrs.lock();
+        let joining = lgrs.iter().flatten().find_map(|l| {
+            if l.link.state() != LinkState::Active || !l.identity().admits(&want) {
+                return None;
+            }
+            l.try_join(usize::from(l.link.params.max_conns))
+        })?;
+        joining.lgr().link.activity.reused();
+        Some(joining)
+    }
+
+    pub(crate) fn add(&self, lgr: Arc<LinkGroup>) -> Result {
+        let mut lgrs = self.lgrs.lock();
+        // Link groups that went down leave room.
+        let mut dead = KVec::new();
+        for slot in lgrs.iter_mut() {
+            if slot.as_ref().is_some_and(|l| l.link.state() == LinkState::Down) {
+                if let Some(l) = slot.take() {
+                    dead.push(l, GFP_KERNEL)?;
+                }
+            }
+        }
+        // No fixed size: the table grows when every slot is taken.
+        match lgrs.iter_mut().find(|s| s.is_none()) {
+            Some(free) => *free = Some(lgr),
+            None => lgrs.push(Some(lgr), GFP_KERNEL)?,
+        }
+        drop(lgrs);
+        self.keeper.kick();
+        for l in dead.iter() {
+            l.terminate();
+        }
+        Ok(())
+    }
+
+    /// The live link groups, for operators' listings.
+    pub(crate) fn link_groups(&self) -> Result<KVec<Arc<LinkGroup>>> {
+        let lgrs = self.lgrs.lock();
+        let mut out = KVec::with_capacity(lgrs.len(), GFP_KERNEL)?;
+        for l in lgrs.iter().flatten() {
+            if l.link.state() != LinkState::Down {
+                out.push(l.clone(), GFP_KERNEL)?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Ends the link groups on `dev` (it goes away): their queue pairs and
+    /// buffers go now; the peers see the link fail.
+    fn end_on_device(&self, dev: &SmcIbDevice) {
+        let mut ended = KVec::new();
+        {
+            let mut lgrs = self.lgrs.lock();
+            for slot in lgrs.iter_mut() {
+                if slot
+                    .as_ref()
+                    .is_some_and(|l| core::ptr::eq(&*l.link.dev.device, dev))
+                {
+                    if let Some(l) = slot.take() {
+                        // Without memory for the list, end it right here.
+                        if let Err(kernel::alloc::AllocError) = ended.push(l.clone(), GFP_KERNEL) {
+                            l.terminate();
+                        }
+                    }
+                }
+            }
+        }
+        for l in ended.iter() {
+            smc_dbg!("smcr: device removed, link group ends");
+            l.terminate();
+        }
+    }
+
+    /// Looks after every link group (TEST LINK, linger, links gone down);
+    /// runs again while there are link groups.
+    pub(crate) fn keep(&self) {
+        let all = {
+            let lgrs = self.lgrs.lock();
+            let mut all = KVec::with_capacity(lgrs.len(), GFP_KERNEL);
+            if let Ok(all) = all.as_mut() {
+                for l in lgrs.iter().flatten() {
+                    // Within the capacity reserved above: never fails.
+                    let _ = all.push(l.clone(), GFP_ATOMIC);
+                }
+            }
+            all
+        };
+        // Without memory this time, the next tick looks after them.
+        let Ok(all) = all else {
+            self.keeper.kick();
+            return;
+        };
+        for lgr in all.iter() {
+            if lgr.keep() == Verdict::End {
+                let mut lgrs = self.lgrs.lock();
+                let slot = lgrs
+                    .iter_mut()
+                    .find(|s| s.as_ref().is_some_and(|l| Arc::ptr_eq(l, lgr)));
+                let ours = slot.and_then(Option::take).is_some();
+                drop(lgrs);
+                // Whoever took it out of the registry ends it.
+                if ours {
+                    lgr.terminate();
+                }
+            }
+        }
+        drop(all);
+        if self.lgrs.lock().iter().any(Option::is_some) {
+            self.keeper.kick();
+        }
+    }
+
+    /// Ends every link group (module unload): the peers are told.
+    pub(crate) fn shutdown(&self) {
+        self.keeper.stop();
+        let mut lgrs = self.lgrs.lock();
+        for slot in lgrs.iter_mut() {
+            if let Some(l) = slot.take() {
+                if l.link.state() == LinkState::Active {
+                    llc::send_delete_all(&l.link);
+                }
+                l.terminate();
+            }
+        }
+    }
+}
+
+impl DeviceUsers for LgrRegistry {
+    fn device_removed(&self, dev: &SmcIbDevice) {
+        self.end_on_device(dev);
+    }
+}
+
+/// The link groups of this host, published while the module is loaded.
+static REGISTRY: RcuPointer<Arc<LgrRegistry>> = RcuPointer::new();
+
+/// Publishes the link group registry (module load).
+fn start_smcr() -> Result {
+    let reg = Arc::pin_init(LgrRegistry::new(), GFP_KERNEL)?;
+    crate::ib::set_device_users(Some(reg.clone()))?;
+    REGISTRY.replace(Some(KBox::new(reg, GFP_KERNEL)?));
+    Ok(())
+}
+
+/// The link group registry's lifetime in the module: published when made,
+/// every link group ended when dropped.
+pub(crate) struct SmcrLinkGroups(());
+
+impl SmcrLinkGroups {
+    pub(crate) fn start() -> Result<Self> {
+        start_smcr()?;
+        Ok(SmcrLinkGroups(()))
+    }
+}
+
+impl Drop for SmcrLinkGroups {
+    fn drop(&mut self) {
+        stop_smcr();
+    }
+}
+
+/// Ends every link group (module unload, after the last socket).
+fn stop_smcr() {
+    if let Some(reg) = registry() {
+        let _ = crate::ib::set_device_users(None);
+        REGISTRY.replace(None);
+        reg.shutdown();
+    }
+}
+
+/// The link groups' keeper (see [`LgrRegistry::keep`]).
+pub(crate) fn keep_link_groups() {
+    if let Some(reg) = registry() {
+        reg.keep();
+    }
+}
+
+/// The link group registry, while SMC-R runs.
+pub(crate) fn registry() -> Option<Arc<LgrRegistry>> {
+    REGISTRY.read(|r| r.cloned())
+}
