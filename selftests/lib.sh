@@ -9,10 +9,11 @@
 : "${SMC_VM:=1}"
 # The VM that serves in the pair scripts: 1, unless a round of a VM run
 # swaps the roles (selftests/round.sh --server-vm 2); its address and this
-# VM's side.
+# VM's side (and the other VM's).
 : "${SMC_SERVER_VM:=1}"
 server_addr=10.10.0.$SMC_SERVER_VM
 [ "$SMC_VM" = "$SMC_SERVER_VM" ] && side=server || side=client
+[ "$side" = server ] && other=client || other=server
 TAP_FILE=$SMC_OUT/tap-$(basename "$0" .sh)-vm$SMC_VM.txt
 : >"$TAP_FILE"
 LOG_FILE=$SMC_OUT/log-$(basename "$0" .sh)-vm$SMC_VM.txt

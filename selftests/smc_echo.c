@@ -645,10 +645,16 @@ static int echo_exchange(int fd, const unsigned char *out, unsigned char *in, si
 		}
 		if (p.revents & (POLLIN | POLLERR | POLLHUP)) {
 			n = recv(fd, in + *got, size - *got, MSG_DONTWAIT);
-			if (n == 0 && *got < size)
+			if (n == 0 && *got < size) {
+				fprintf(stderr, "smc_echo: the echo ended early (%zu sent, %zu echoed of %llu)\n",
+					off, *got, (unsigned long long)size);
 				return -1;
-			if (n < 0 && errno != EAGAIN && errno != EINTR)
+			}
+			if (n < 0 && errno != EAGAIN && errno != EINTR) {
+				fprintf(stderr, "smc_echo: recv: %s (%zu sent, %zu echoed of %llu)\n",
+					strerror(errno), off, *got, (unsigned long long)size);
 				return -1;
+			}
 			if (n > 0)
 				*got += n;
 		}
@@ -656,8 +662,11 @@ static int echo_exchange(int fd, const unsigned char *out, unsigned char *in, si
 			size_t chunk = size - off < 65536 ? size - off : 65536;
 
 			n = send(fd, out + off, chunk, MSG_DONTWAIT | MSG_NOSIGNAL);
-			if (n < 0 && errno != EAGAIN && errno != EINTR)
+			if (n < 0 && errno != EAGAIN && errno != EINTR) {
+				fprintf(stderr, "smc_echo: send: %s (%zu sent, %zu echoed of %llu)\n",
+					strerror(errno), off, *got, (unsigned long long)size);
 				return -1;
+			}
 			if (n > 0)
 				off += n;
 		}
@@ -717,8 +726,10 @@ static void *client_once(void *arg)
 			goto out;
 		}
 	}
-	if (write_all(fd, &be, sizeof(be)))
+	if (write_all(fd, &be, sizeof(be))) {
+		fprintf(stderr, "smc_echo: sending the length: %s\n", strerror(errno));
 		goto out;
+	}
 	if (echo_exchange(fd, out, in, &got))
 		goto out;
 	if (memcmp(in, out, size)) {

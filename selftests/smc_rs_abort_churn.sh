@@ -18,7 +18,6 @@ counters=/sys/class/infiniband/rxe0/ports/1/hw_counters
 pair_tag=churn
 port=7450
 conns=$(scaled 100 400)
-[ "$side" = server ] && other=client || other=server
 pair_modules
 pkts=$(cat "$counters/rcvd_pkts")
 

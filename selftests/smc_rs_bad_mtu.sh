@@ -15,7 +15,6 @@ peer=10.10.0.$((3 - SMC_VM))
 pair_tag=badmtu
 port=7440
 knob=/sys/kernel/debug/smc_rs/inject
-[ "$side" = server ] && other=client || other=server
 pair_modules
 if [ "$mine" != smc_rs ] || [ "$other_mod" != smc_rs ]; then
 	skip_test "qp_mtu 0 in CLC ($side side)" "needs smc_rs on both sides (the fault injection knob)"

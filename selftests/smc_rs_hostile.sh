@@ -29,7 +29,6 @@ helper=$here/smc_hostile.py
 dbg=/sys/kernel/debug/smc_rs
 counters=/sys/class/infiniband/rxe0/ports/1/hw_counters
 size=100000
-[ "$side" = server ] && other=client || other=server
 
 if lsmod | grep -q '^smc '; then
 	skip_test "hostile input ($side side)" "needs smc_rs on both sides"

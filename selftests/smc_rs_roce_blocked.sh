@@ -20,7 +20,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 peer=10.10.0.$((3 - SMC_VM))
 pair_tag=roceblk
-[ "$side" = server ] && other=client || other=server
 pair_modules
 counters=/sys/class/infiniband/rxe0/ports/1/hw_counters
 port=7420

@@ -36,7 +36,6 @@ port=7501
 sizes="1 1048576 8388608"
 many=8
 many_size=65536
-[ "$side" = server ] && other=client || other=server
 pair_modules
 conns=$(($(echo $sizes | wc -w) + many))
 total=$((many * (many_size + 8)))

@@ -23,7 +23,6 @@ port=7430
 conns=8
 size=4194304
 held_conns=48
-[ "$side" = server ] && other=client || other=server
 pair_modules
 if [ "$mine" = smc_rs ]; then
 	# A fresh module: no link group with more slots to join.

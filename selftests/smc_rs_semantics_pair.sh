@@ -30,7 +30,6 @@ else
 	mine=smc_rs
 	"$here/tools/smc_ueid" add SMC-RS-TESTBED
 fi
-[ "$side" = server ] && other=client || other=server
 dir=$SMC_OUT/semantics-pair
 mkdir -p "$dir"
 

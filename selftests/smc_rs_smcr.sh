@@ -33,7 +33,6 @@ fi
 # smc_create on the client, in smc_tcp_listen_work on the server), which is
 # not ours to report. Each side tells the other which module it runs.
 echo "$mine" >"$SMC_OUT/$side-module"
-[ "$side" = server ] && other=client || other=server
 for _ in $(seq 1200); do
 	[ -s "$SMC_OUT/$other-module" ] && break
 	sleep 0.1

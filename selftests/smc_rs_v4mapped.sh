@@ -31,7 +31,6 @@ port=7601
 port6=7602
 mapped=::ffff:$server_addr
 client_addr=10.10.0.$((3 - SMC_SERVER_VM))
-[ "$side" = server ] && other=client || other=server
 pair_modules
 [ "$side" = server ] && server_mod=$mine client_mod=$other_mod || server_mod=$other_mod client_mod=$mine
 echo "$side: $mine, the $other: $other_mod"

@@ -32,7 +32,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
 side=${1:-$side}
-[ "$side" = server ] && other=client || other=server
 # Requests of the redis-benchmark test (`make check-long`: 2000).
 redis_n=$(scaled 500 2000)
 tools=$SMC_TOP/tools/target/release
