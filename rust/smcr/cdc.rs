@@ -19,10 +19,15 @@ use kernel::sync::Arc;
 /// Takes a CDC message the peer sent (softirq): checks everything in it
 /// against what the connection allows, then applies it. A message for an
 /// unknown token is dropped; a cursor outside the rules aborts the
-/// connection. Returns the connection and what is left to do for it (see
-/// [`settle::after_cdc`](super::settle::after_cdc)), outside the table's
-/// lock.
-pub(crate) fn received(conns: &SpinLockBh<ConnTable>, msg: &[u8]) -> Option<(Arc<Conn>, Arrival)> {
+/// connection. `then` gets the connection and what is left to do for it
+/// (see [`settle::after_cdc`](super::settle::after_cdc)), still under the
+/// table's lock: the table holds the connection, so the completion handler
+/// never drops its last reference (which may sleep).
+pub(crate) fn received(
+    conns: &SpinLockBh<ConnTable>,
+    msg: &[u8],
+    then: impl FnOnce(&Arc<Conn>, Arrival),
+) {
     let cdc = match CdcMsg::parse(msg) {
         Ok(cdc) => cdc,
         Err(e) => {
@@ -30,19 +35,16 @@ pub(crate) fn received(conns: &SpinLockBh<ConnTable>, msg: &[u8]) -> Option<(Arc
                 Reject::CdcMalformed,
                 format_args!("{} bytes: {:?}", msg.len(), e),
             );
-            return None;
+            return;
         }
     };
-    let found = conns.lock().get(cdc.token).cloned();
-    let Some(conn) = found else {
+    let known = conns.lock().with(cdc.token, |conn| then(conn, apply(conn, &cdc)));
+    if !known {
         rejects::count(
             Reject::CdcUnknownToken,
             format_args!("token {:#x}", cdc.token),
         );
-        return None;
-    };
-    let arrival = apply(&conn, &cdc);
-    Some((conn, arrival))
+    }
 }
 
 /// What a CDC message leaves to do for its connection once its lock is

@@ -423,11 +423,6 @@ impl ConnTable {
         self.conns.remove(token)
     }
 
-    /// The connection with `token`, if there is one.
-    pub(crate) fn get(&self, token: u32) -> Option<&Arc<Conn>> {
-        self.conns.get(token)
-    }
-
     /// Runs `f` on the connection with `token`, if there is one.
     pub(crate) fn with(&self, token: u32, f: impl FnOnce(&Arc<Conn>)) -> bool {
         match self.conns.get(token) {

@@ -233,9 +233,7 @@ impl LinkGroup {
 
 impl LinkOwner for LinkGroup {
     fn cdc_received(&self, msg: &[u8]) {
-        if let Some((conn, arrival)) = cdc::received(&self.conns, msg) {
-            settle::after_cdc(&conn, arrival);
-        }
+        cdc::received(&self.conns, msg, settle::after_cdc);
     }
 
     fn llc_received(&self, link: &Link, msg: &[u8]) {
