@@ -97,7 +97,7 @@ done < <(grep -E '^test .* \.\.\. (ok|FAILED|ignored)' "$out/cargo-test.log")
 # of Documentation/design.rst's table, no import circle (also in tools/),
 # no file over the line limit.
 check "host: floors (imports only from lower floors, no circles, files within 620 lines)" \
-	python3 "$top/scripts/floors.py"
+	eval 'python3 "$top/scripts/floors.py" --self-test && python3 "$top/scripts/floors.py"'
 
 # 1b. A short coverage-guided fuzzing pass over every wire parser (the long
 # runs are recorded in wire/fuzz/RESULTS.md).
