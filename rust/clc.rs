@@ -177,13 +177,16 @@ pub(crate) fn client_handshake(net: &Net, clc: &KernelSocket) -> Result<ClientOu
 }
 
 /// How long a side whose first link could not be confirmed waits for the
-/// peer's Decline: longer than upstream's `CLC_WAIT_TIME_SHORT` (1 s). An
-/// upstream server was seen to start its 2 s CONFIRM LINK wait about 2 s
-/// after the client's Confirm left, so its Decline came after an smc_rs
-/// client's 4 s + 1 s, which had sent its own by then: each application
-/// found the other's Decline at the start of its data. 3 s covers the
-/// peer's whole wait (2 s, then 1 s for our Decline) begun up to 2 s late.
-const CLC_WAIT_SHORT_MS: u32 = 3000;
+/// peer's Decline: longer than upstream's `CLC_WAIT_TIME_SHORT` (1 s).
+/// Each application found the other side's Decline at the start of its
+/// data when both sent one: an upstream server was seen to start its 2 s
+/// CONFIRM LINK wait about 2 s after the client's Confirm left, so its
+/// Decline came after an smc_rs client's 4 s + 1 s; and an upstream
+/// client waits 4 s for CONFIRM LINK and 1 s for our Decline after its
+/// Confirm, so its Decline came after an smc_rs server's 2 s + 3 s began
+/// later. 5 s covers the peer's whole wait (up to 4 s, then 1 s) begun
+/// up to 2 s after ours.
+const CLC_WAIT_SHORT_MS: u32 = 5000;
 
 /// The peer's Decline, if one comes within [`CLC_WAIT_SHORT_MS`]: when the
 /// first link cannot be confirmed, the side that gives up first declines,

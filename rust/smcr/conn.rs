@@ -100,6 +100,9 @@ pub(crate) struct ConnShared {
     /// peer to make room: the peer's consumer position last seen, and for
     /// how many ticks it has not moved.
     pub(crate) stall: (u64, u32),
+    /// Keeper ticks the peer's clcsock has been finished without a closing
+    /// flag by CDC (see [`Conn::peer_vanished`]).
+    pub(crate) fin_ticks: u32,
     /// The connection cannot be used any more (link down, protocol error,
     /// abort): `Some(errno)` for what calls report.
     pub(crate) error: Option<Error>,
@@ -209,6 +212,7 @@ impl Conn {
                         clcsock_reset: false,
                         shut_rd: false,
                         stall: (0, 0),
+                        fin_ticks: 0,
                         urg_rx: None,
                         urg_tx: None,
                         oob_inline: false,
@@ -372,6 +376,21 @@ impl Conn {
             (acked, 0)
         };
         sh.stall.1 >= ticks
+    }
+
+    /// One keeper tick: true once the peer's clcsock has been finished
+    /// (its FIN came) for `ticks` ticks in a row while no closing flag came
+    /// by CDC: the peer's socket is gone and its close message was lost
+    /// (upstream drops it when a dying task finds no free send slot), so
+    /// nothing would end the connection otherwise.
+    pub(crate) fn peer_vanished(&self, ticks: u32) -> bool {
+        let mut sh = self.shared.lock();
+        if sh.peer_state.any_close() || sh.error.is_some() || !self.waker.peer_finished() {
+            sh.fin_ticks = 0;
+            return false;
+        }
+        sh.fin_ticks = sh.fin_ticks.saturating_add(1);
+        sh.fin_ticks >= ticks
     }
 
     /// The connection's close state, numbered as sock_diag reports it.

@@ -8,7 +8,11 @@
 //! longer than the server, so that the server's orderly DELETE LINK ends
 //! both), then ends; a link group whose link went down leaves the registry.
 //! A closed socket's connection whose peer reads nothing for a minute is
-//! aborted, as TCP gives up on such an orphan.
+//! aborted, as TCP gives up on such an orphan. A connection whose peer's
+//! clcsock sent its FIN without the peer's closing flags coming by CDC
+//! within a few ticks ends with `ECONNRESET`: the peer's socket is gone
+//! and its close message was lost (upstream loses it when a killed task
+//! finds no free send slot; upstream's own side would hang there).
 //!
 //! The registry runs [`LinkGroup::keep`] on each link group once per tick
 //! of its ticker, which runs only while there are link groups.
@@ -18,6 +22,7 @@ use super::link::activity::stamp;
 use super::link::{LinkState, Role};
 use super::llc;
 use super::settle;
+use crate::sys::errno::ECONNRESET;
 use crate::sys::print::smc_dbg;
 use core::sync::atomic::Ordering;
 use kernel::time::msecs_to_jiffies;
@@ -28,6 +33,10 @@ pub(crate) const TICK_MS: u32 = 1000;
 /// read before it is aborted (about TCP's time for an orphaned connection
 /// whose peer announces no room).
 const ORPHAN_STALL_TICKS: u32 = 60_000 / TICK_MS;
+/// Ticks a connection whose peer's clcsock is finished may wait for the
+/// peer's closing flags (they travel over RDMA, the FIN over TCP, so the
+/// FIN may come first) before it ends with `ECONNRESET`.
+const PEER_GONE_TICKS: u32 = 3;
 /// How long a TEST LINK may go unanswered (upstream's LLC wait time).
 const TESTLINK_WAIT_MS: u32 = 2_000;
 /// How long a server link group without connections lingers.
@@ -77,6 +86,10 @@ impl LinkGroup {
             self.conns.lock().for_each(|c| {
                 if c.stalled(ORPHAN_STALL_TICKS) {
                     smc_dbg!("lgr: closed connection {:#x} stalled, aborted", c.token);
+                    settle::abort(c);
+                } else if c.peer_vanished(PEER_GONE_TICKS) {
+                    smc_dbg!("lgr: connection {:#x}: the peer's socket is gone", c.token);
+                    c.shared.lock().error.get_or_insert(ECONNRESET.into());
                     settle::abort(c);
                 }
             });

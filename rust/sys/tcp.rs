@@ -118,6 +118,20 @@ impl TcpSock {
         )
     }
 
+    /// The peer finished its side of the TCP connection: its FIN came
+    /// (`RCV_SHUTDOWN`), or the connection was reset.
+    pub(crate) fn peer_finished(&self) -> bool {
+        /// `RCV_SHUTDOWN` of `include/net/sock.h` (a macro bindgen skips).
+        const RCV_SHUTDOWN: u8 = 1;
+        let sk = self.as_raw();
+        // TCP sets it under the socket lock; its own poll reads it
+        // locklessly (READ_ONCE), as here.
+        // SAFETY: a plain read of a field of a live socket (invariant).
+        let shutdown =
+            unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*sk).sk_shutdown)) };
+        shutdown & RCV_SHUTDOWN != 0
+    }
+
     /// The connection was reset or aborted: closed (`TCP_CLOSE`) with an
     /// error. An orderly close (both FINs, then TIME_WAIT) leaves none.
     pub(crate) fn was_reset(&self) -> bool {
