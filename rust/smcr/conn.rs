@@ -385,7 +385,10 @@ impl Conn {
     /// nothing would end the connection otherwise.
     pub(crate) fn peer_vanished(&self, ticks: u32) -> bool {
         let mut sh = self.shared.lock();
-        if sh.peer_state.any_close() || sh.error.is_some() || !self.waker.peer_finished() {
+        // A peer that shut down its writing (upstream shuts its clcsock
+        // down the same way) told us with a flag: not vanished.
+        let told = sh.peer_state.any_close() || sh.peer_state.peer_done_writing;
+        if told || sh.error.is_some() || !self.waker.peer_finished() {
             sh.fin_ticks = 0;
             return false;
         }
