@@ -163,8 +163,6 @@ def floor_table():
     floors = []
     for line in block.splitlines():
         if line.strip() == "":
-            if floors:
-                continue
             continue
         if not line.startswith("    "):
             break
@@ -223,7 +221,7 @@ def main():
     if "--levels" in sys.argv or "--table" in sys.argv:
         level = {}
 
-        def lv(v, seen=()):
+        def lv(v):
             if v not in level:
                 level[v] = 0
                 level[v] = 1 + max((lv(w) for w in edges[v]), default=-1)

@@ -126,9 +126,10 @@ impl TcpSock {
         let sk = self.as_raw();
         // TCP sets it under the socket lock; its own poll reads it
         // locklessly (READ_ONCE), as here.
-        // SAFETY: a plain read of a field of a live socket (invariant).
-        let shutdown =
-            unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*sk).sk_shutdown)) };
+        let shutdown = {
+            // SAFETY: a plain read of a field of a live socket (invariant).
+            unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*sk).sk_shutdown)) }
+        };
         shutdown & RCV_SHUTDOWN != 0
     }
 
