@@ -99,23 +99,6 @@ done < <(grep -E '^test .* \.\.\. (ok|FAILED|ignored)' "$out/cargo-test.log")
 check "host: floors (imports only from lower floors, no circles, files within 620 lines)" \
 	eval 'python3 "$top/scripts/floors.py" --self-test && python3 "$top/scripts/floors.py"'
 
-# 1b. A short coverage-guided fuzzing pass over every wire parser (the long
-# runs are recorded in wire/fuzz/RESULTS.md).
-phase "host: fuzz (build and short pass)"
-# Up to 10 s a target here (`make check-long`: 20 s, as `make fuzz`).
-FUZZ_SHORT_SECS=${FUZZ_SHORT_SECS:-10} "$here/fuzz.sh" short >"$out/fuzz.log" 2>&1
-fuzz_rc=$?
-while IFS= read -r line; do
-	case "$line" in
-	*": ok, "*) record "ok - fuzz: ${line%%: *} (${line#*: ok, })" ;;
-	*": CRASH"*) record "not ok - fuzz: ${line%%: *} crashed"; sed 's/^/# /' "$out/fuzz.log" | tail -n 20 ;;
-	esac
-done <"$out/fuzz.log"
-if [ "$fuzz_rc" -ne 0 ] && ! grep -q ': CRASH' "$out/fuzz.log"; then
-	record "not ok - fuzz: targets build and run"
-	tail -n 20 "$out/fuzz.log" | sed 's/^/# /'
-fi
-
 # 2. Kernel (cached), module and test programs. A cold build's progress
 # goes to the TAP stream as comments.
 phase "kernel (cached or built)"
@@ -131,43 +114,44 @@ check "smc_rs.ko builds against $(basename "$kdir")" make -C "$top" --no-print-d
 check "selftest programs build" make -C "$top/selftests" --no-print-directory || finish
 
 # 2b. The operator tools: the build the VM tests use (smc_run finds its
-# preload library next to it there, which its tests need), then the tests.
-phase "tools: build and cargo test"
+# preload library next to it there, which its tests need).
+phase "tools: build"
 check "tools build (smcss, smc_run, libsmc-preload)" make -C "$top" --no-print-directory tools || finish
-if (cd "$top/tools" && cargo test --release --locked --color never >"$out/tools-test.log" 2>&1); then :; else
-	grep -q '^test .* \.\.\. ' "$out/tools-test.log" || record "not ok - tools: cargo test builds"
-fi
-while read -r _ name _ status; do
-	case "$status" in
-	ok) record "ok - tools: $name" ;;
-	*) record "not ok - tools: $name" ;;
-	esac
-done < <(grep -E '^test .* \.\.\. (ok|FAILED)' "$out/tools-test.log")
 
-# 3. One VM: load/unload, family ownership, loopback echo, unload safety.
-# vm_run NAME MODE ARGS...: one VM run (vm.sh MODE ARGS..., results in
-# $out/NAME), recorded with its times. Runs go one at a time: a second one
-# beside it slows both (and once made an upstream client's RDMA WRITE meet
-# an invalid rkey on smc_rs's server, not yet explained).
-vm_run() {
-	local name=$1 dir=$out/$1 began rc=0
+# vm_start NAME MODE ARGS...: one VM run (vm.sh MODE ARGS..., results in
+# $out/NAME) in the background; vm_end waits for it and records it with its
+# times. VM runs go one at a time: a second one beside it slows both (and
+# once made an upstream client's RDMA WRITE meet an invalid rkey on
+# smc_rs's server, not yet explained). vm_run NAME ...: both.
+vm_start() {
+	vm_name=$1 vm_dir=$out/$1
 	shift
-	mkdir -p "$dir"
-	phase "VM run $name"
-	began=$(date +%s)
-	SMC_VM_OUT=$dir SMC_VM_RXE=${rxe:-1} SMC_VM_TIMEOUT=${vm_timeout:-900} \
-		"$here/vm.sh" "$@" >"$dir/vm.out" 2>&1 || rc=$?
+	mkdir -p "$vm_dir"
+	phase "VM run $vm_name"
+	vm_began=$(date +%s)
+	SMC_VM_OUT=$vm_dir SMC_VM_RXE=${rxe:-1} SMC_VM_TIMEOUT=${vm_timeout:-900} \
+		"$here/vm.sh" "$@" >"$vm_dir/vm.out" 2>&1 &
+	vm_pid=$!
+}
+vm_end() {
+	local rc=0 f
+	wait "$vm_pid" || rc=$?
 	if [ "$rc" = 0 ]; then
-		record "ok - $name VM run: commands finished, no kernel splat"
+		record "ok - $vm_name VM run: commands finished, no kernel splat"
 	else
-		record "not ok - $name VM run: commands finished, no kernel splat"
-		sed 's/^/# /' "$dir/vm.out" | tail -n 20
-		for f in "$dir"/vm*.log; do
+		record "not ok - $vm_name VM run: commands finished, no kernel splat"
+		sed 's/^/# /' "$vm_dir/vm.out" | tail -n 20
+		for f in "$vm_dir"/vm*.log; do
 			"$here/splat-check.sh" "$f" | head -n 20 | sed 's/^/# splat: /'
 		done
 	fi
-	collect "$dir"
-	vm_began=$began vm_times "$dir"
+	collect "$vm_dir"
+	vm_times "$vm_dir"
+	phase_end
+}
+vm_run() {
+	vm_start "$@"
+	vm_end
 }
 
 # vm_times DIR: how long each VM took to reach its command, and the tests
@@ -187,10 +171,51 @@ scale="export SMC_CHECK_LONG=${SMC_CHECK_LONG:-0};"
 round="bash $top/selftests/round.sh"
 t=$top/selftests
 
-vm_run single single smc_rs "$scale $t/smc_rs_single.sh"
-# 4. Two VMs, smc_rs on VM 1 and upstream smc.ko on VM 2, in one boot with
-# rounds (selftests/round.sh: each round starts from freshly loaded
-# modules, in a folder of its own):
+# 3. One-VM tests: load/unload, family ownership, loopback echo, unload
+# safety, upstream's interfaces answered as upstream answers them; in two
+# VMs not linked, each with one part of them, the host's own tests beside
+# (they print when the VM run is done).
+vm_start single split smc_rs "$scale export SMC_SPLIT=1; $t/smc_rs_single.sh"
+host_log=$out/host-beside-vm.txt
+(
+	record() { echo "$1" >>"$host_log"; }
+	: >"$host_log"
+	t0=$SECONDS
+	# A short coverage-guided fuzzing pass over every wire parser, up to
+	# 10 s a target (`make check-long`: 20 s, as `make fuzz`; the long runs
+	# are recorded in wire/fuzz/RESULTS.md).
+	FUZZ_SHORT_SECS=${FUZZ_SHORT_SECS:-10} "$here/fuzz.sh" short >"$out/fuzz.log" 2>&1
+	fuzz_rc=$?
+	while IFS= read -r line; do
+		case "$line" in
+		*": ok, "*) record "ok - fuzz: ${line%%: *} (${line#*: ok, })" ;;
+		*": CRASH"*) record "not ok - fuzz: ${line%%: *} crashed"; sed 's/^/# /' "$out/fuzz.log" | tail -n 20 ;;
+		esac
+	done <"$out/fuzz.log"
+	if [ "$fuzz_rc" -ne 0 ] && ! grep -q ': CRASH' "$out/fuzz.log"; then
+		record "not ok - fuzz: targets build and run"
+		tail -n 20 "$out/fuzz.log" | sed 's/^/# /'
+	fi
+	echo "# beside it: fuzzing took $((SECONDS - t0)) s"
+	t0=$SECONDS
+	# The operator tools' unit tests.
+	if (cd "$top/tools" && cargo test --release --locked --color never >"$out/tools-test.log" 2>&1); then :; else
+		grep -q '^test .* \.\.\. ' "$out/tools-test.log" || record "not ok - tools: cargo test builds"
+	fi
+	while read -r _ name _ status; do
+		case "$status" in
+		ok) record "ok - tools: $name" ;;
+		*) record "not ok - tools: $name" ;;
+		esac
+	done < <(grep -E '^test .* \.\.\. (ok|FAILED)' "$out/tools-test.log")
+	echo "# beside it: the tools' cargo test took $((SECONDS - t0)) s"
+)
+vm_end
+while IFS= read -r line; do record "$line"; done <"$host_log"
+
+# 4. Two VMs in one boot, VM 1 with smc_rs, VM 2 with upstream smc.ko,
+# then smc_rs too: rounds (selftests/round.sh: each round starts from
+# freshly loaded modules, in a folder of its own):
 #  1. CLC negotiation both ways, peers that echo the SMC option, hostile
 #     CLC, silent clients, the handshake limitation;
 #  2. the SMC-R data path with smc_rs serving upstream's client, RoCE
@@ -201,25 +226,25 @@ vm_run single single smc_rs "$scale $t/smc_rs_single.sh"
 #     max_recv_sge 1) and IPv6 clients to IPv4-mapped addresses;
 #  3. the same with the roles swapped (upstream serves on VM 2), ending with
 #     the smc_rs client's orphaned connection (60 s);
-#  4. the rxe devices gone: negotiation only, both sides agree on TCP.
+#  4. the rxe devices gone: negotiation only, both sides agree on TCP;
+#  5. smc_rs on both: the differential semantics probe over SMC-R (TCP is
+#     the oracle), smc_run --bpf (a static binary and Redis over SMC-R
+#     without LD_PRELOAD), the echoes with more concurrent connections than
+#     link groups take and many short ones, hostile input on the link (one
+#     side's fault injection knob), RoCE blocked towards the client, scarce
+#     send slots, abortive-close churn, a CLC qp_mtu of 0 each way, link
+#     groups of 16 connections, the two of round 2 above;
+#  6. smc_rs on both, captured on the wire and decoded by Wireshark's
+#     dissectors, with the idle link's TEST LINK exchange.
 more="$t/smc_rs_rxsge.sh $t/smc_rs_v4mapped.sh"
 smcr="$t/smc_rs_smcr.sh $t/smc_rs_roce_blocked.sh $t/smc_rs_scarce_slots.sh $t/smc_rs_abort_churn.sh $more"
-mixed="$scale $round 1-pair $t/smc_rs_pair.sh;
+both="--mods smc_rs,smc_rs"
+pair="$scale $round 1-pair $t/smc_rs_pair.sh;
 $round 2-smcr-server $smcr;
 $round 3-smcr-client --server-vm 2 $smcr $t/smc_rs_orphan.sh;
-$round 4-norxe --no-rxe $t/smc_rs_pair_norxe.sh"
-vm_timeout=3600 vm_run mixed pair smc_rs "$mixed" upstream "$mixed"
-# 5. Two smc_rs, one boot: the differential semantics probe over SMC-R (TCP
-# is the oracle), smc_run --bpf (a static binary and Redis over SMC-R
-# without LD_PRELOAD), the echoes with more concurrent connections than
-# link groups take and many short ones, hostile input on the link (one
-# side's fault injection knob), RoCE blocked towards the client, scarce
-# send slots, abortive-close churn, a CLC qp_mtu of 0 each way, link
-# groups of 16 connections, the two of round 2 above; then a round
-# captured on the wire and decoded by Wireshark's dissectors, with the
-# idle link's TEST LINK exchange.
-both="$scale $round 1-smcr-both $t/smc_rs_semantics_pair.sh $t/smc_run_bpf.sh $t/smc_rs_smcr.sh $t/smc_rs_hostile.sh $t/smc_rs_roce_blocked.sh $t/smc_rs_scarce_slots.sh $t/smc_rs_abort_churn.sh $t/smc_rs_bad_mtu.sh $t/smc_rs_many_lgrs.sh $more;
-$round 2-capture $t/smc_rs_capture.sh"
-vm_timeout=3600 vm_run smcr-both pair smc_rs "$both" smc_rs "$both"
+$round 4-norxe --no-rxe $t/smc_rs_pair_norxe.sh;
+$round 5-smcr-both $both $t/smc_rs_semantics_pair.sh $t/smc_run_bpf.sh $t/smc_rs_smcr.sh $t/smc_rs_hostile.sh $t/smc_rs_roce_blocked.sh $t/smc_rs_scarce_slots.sh $t/smc_rs_abort_churn.sh $t/smc_rs_bad_mtu.sh $t/smc_rs_many_lgrs.sh $more;
+$round 6-capture $both $t/smc_rs_capture.sh"
+vm_timeout=4500 vm_run pair pair smc_rs "$pair" upstream "$pair"
 
 finish

@@ -13,6 +13,8 @@ top=$(dirname "$here")
 
 export SMC_VM=$n SMC_OUT=$out SMC_TOP=$top SMC_MOD=$mod
 export PATH=$top/selftests:$top/selftests/tools:$PATH
+# The host's tshark (scripts/decoder.sh) for the captures in $out.
+[ -d "$out/decode" ] && export SMC_DECODE=$out/decode
 
 mount -t debugfs none /sys/kernel/debug 2>/dev/null
 ip link set lo up

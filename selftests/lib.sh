@@ -28,10 +28,17 @@ scaled() {
 	if [ "${SMC_CHECK_LONG:-0}" = 1 ]; then echo "$2"; else echo "$1"; fi
 }
 
+# part N: the tests that follow are part N (1 or 2) of a one-VM script.
+# Booted as two VMs (vm.sh split, SMC_SPLIT=1), VM N runs part N only;
+# elsewhere every part runs. A part's tests do not rely on another's.
+test_part=1
+part() { test_part=$1; }
+
 # run_test NAME FUNCTION [ARGS...]: runs FUNCTION, records ok/not ok.
 run_test() {
 	local name=$1
 	shift
+	[ "${SMC_SPLIT:-0}" = 1 ] && [ "$test_part" != "$SMC_VM" ] && return 0
 	# SMC_ONLY=WORD runs only the tests whose name holds WORD.
 	case $name in *"${SMC_ONLY:-}"*) ;; *) return 0 ;; esac
 	echo "### $name" >>"$LOG_FILE"
@@ -47,6 +54,7 @@ run_test() {
 
 # skip_test NAME REASON
 skip_test() {
+	[ "${SMC_SPLIT:-0}" = 1 ] && [ "$test_part" != "$SMC_VM" ] && return 0
 	echo "ok - $1 # SKIP $2" | tee -a "$TAP_FILE"
 }
 
@@ -99,6 +107,33 @@ capture_start() {
 capture_stop() {
 	sleep 1
 	kill -INT "$capture_pid" && wait "$capture_pid"
+}
+
+# tshark ARGS...: Wireshark's tshark, run by the host (scripts/decoder.sh)
+# on a capture in the shared folder when the bed has the host's decoder
+# ($SMC_DECODE): in a TCG guest tshark takes a minute and more to start,
+# natively a second, and the binary is the same. Its output and exit status
+# come back as if it had run here; without the decoder, the guest's own.
+tshark() {
+	local req _ a prev=
+	[ -n "${SMC_DECODE:-}" ] && [ -d "$SMC_DECODE" ] || { command tshark "$@"; return; }
+	# A capture outside the shared folder is the guest's to read.
+	for a in "$@"; do
+		[ "$prev" = -r ] && case "$a" in "${SMC_DECODE%/*}"/*) ;; *) command tshark "$@"; return ;; esac
+		prev=$a
+	done
+	req=$SMC_DECODE/vm$SMC_VM-$$-$RANDOM$RANDOM
+	printf '%s\0' "$@" >"$req.tmp" && mv "$req.tmp" "$req.args" || return 1
+	for _ in $(seq 3000); do
+		[ -e "$req.rc" ] && break
+		sleep 0.1
+	done
+	[ -e "$req.rc" ] || { echo "the host's decoder did not answer in 300 s" >&2; return 1; }
+	cat "$req.out"
+	cat "$req.err" >&2
+	_=$(cat "$req.rc")
+	rm -f "$req.out" "$req.err" "$req.rc"
+	return "$_"
 }
 
 # syn_options FILE PORT: for each SYN (without ACK) to PORT in the capture,

@@ -8,19 +8,25 @@
 # TAP files do not meet another round's), and ends when both VMs are done
 # with it, so that no reload disturbs the other side's last test.
 #
-#   round.sh NAME [--server-vm N] [--no-rxe] SCRIPT...
+#   round.sh NAME [--server-vm N] [--no-rxe] [--mods M1,M2] [--split] SCRIPT...
 #
 # --server-vm 2 swaps the roles of the pair scripts (VM 2 serves);
-# --no-rxe takes the rxe devices away before the module is loaded again.
-# The first round of a boot keeps the module vm-guest.sh loaded.
+# --no-rxe takes the rxe devices away before the module is loaded again;
+# --mods gives the round's module of VM 1 and VM 2 (smc_rs or upstream;
+# by default the one each VM booted with); --split shares one-VM scripts
+# out: each VM runs the tests of its own part of them (lib.sh's part).
+# The first round of a boot keeps the module vm-guest.sh loaded when it is
+# the round's.
 set -u
 name=$1
 shift
-server_vm=1 rxe=1
+server_vm=1 rxe=1 mods= split=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--server-vm) server_vm=$2; shift 2 ;;
 	--no-rxe) rxe=0; shift ;;
+	--mods) mods=$2; shift 2 ;;
+	--split) split=1; shift ;;
 	*) break ;;
 	esac
 done
@@ -69,18 +75,30 @@ fresh_bed() {
 	elif [ ! -e /sys/class/infiniband/rxe0 ]; then
 		rdma link add rxe0 type rxe netdev eth0
 	fi
-	[ -e "$base/.round-started-vm$SMC_VM" ] || { touch "$base/.round-started-vm$SMC_VM"; return 0; }
-	case "$SMC_MOD" in
+	if [ ! -e "$base/.round-started-vm$SMC_VM" ]; then
+		touch "$base/.round-started-vm$SMC_VM"
+		[ "$mod" = "$SMC_MOD" ] && return 0
+	fi
+	unload smc_rs && unload smc_diag && unload smc || return 1
+	case "$mod" in
 	smc_rs)
-		unload smc_rs && insmod "$SMC_TOP/smc_rs.ko" ;;
+		insmod "$SMC_TOP/smc_rs.ko" ;;
 	upstream)
-		unload smc_diag && unload smc && modprobe smc && modprobe smc_diag &&
+		modprobe smc && modprobe smc_diag &&
 			"$here/tools/smc_ueid" add "$ueid" >/dev/null ;;
+	*)
+		broken "no module '$mod'"
+		return 1 ;;
 	esac
 }
 
+# This VM's module in this round.
+mod=$SMC_MOD
+[ -n "$mods" ] && mod=$(echo "$mods" | cut -d, -f"$SMC_VM")
+
 start=$SECONDS
-export SMC_OUT=$base/$name SMC_SERVER_VM=$server_vm
+export SMC_OUT=$base/$name SMC_SERVER_VM=$server_vm SMC_MOD=$mod
+[ -n "$split" ] && export SMC_PART=$SMC_VM SMC_PARTS=2
 mkdir -p "$SMC_OUT"
 fresh_bed || broken "the module could not be loaded afresh"
 await ready 1800
