@@ -8,25 +8,23 @@
 # TAP files do not meet another round's), and ends when both VMs are done
 # with it, so that no reload disturbs the other side's last test.
 #
-#   round.sh NAME [--server-vm N] [--no-rxe] [--mods M1,M2] [--split] SCRIPT...
+#   round.sh NAME [--server-vm N] [--no-rxe] [--mods M1,M2] SCRIPT...
 #
 # --server-vm 2 swaps the roles of the pair scripts (VM 2 serves);
 # --no-rxe takes the rxe devices away before the module is loaded again;
 # --mods gives the round's module of VM 1 and VM 2 (smc_rs or upstream;
-# by default the one each VM booted with); --split shares one-VM scripts
-# out: each VM runs the tests of its own part of them (lib.sh's part).
+# by default the one each VM booted with).
 # The first round of a boot keeps the module vm-guest.sh loaded when it is
 # the round's.
 set -u
 name=$1
 shift
-server_vm=1 rxe=1 mods= split=
+server_vm=1 rxe=1 mods=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--server-vm) server_vm=$2; shift 2 ;;
 	--no-rxe) rxe=0; shift ;;
 	--mods) mods=$2; shift 2 ;;
-	--split) split=1; shift ;;
 	*) break ;;
 	esac
 done
@@ -98,7 +96,6 @@ mod=$SMC_MOD
 
 start=$SECONDS
 export SMC_OUT=$base/$name SMC_SERVER_VM=$server_vm SMC_MOD=$mod
-[ -n "$split" ] && export SMC_PART=$SMC_VM SMC_PARTS=2
 mkdir -p "$SMC_OUT"
 fresh_bed || broken "the module could not be loaded afresh"
 await ready 1800

@@ -248,6 +248,7 @@ pub(crate) fn post_locked(
     conn.link.post_msg(slot, &buf)?;
     sh.tx_seq = sh.tx_seq.wrapping_add(1);
     sh.rx_cons_sent = sh.rx_cons;
+    sh.rx_cons_wanted = false;
     sh.announced_state = sh.sent_state;
     if let Some(f) = fault {
         inject::after_cdc(f, &conn.link, &msg);
@@ -262,15 +263,21 @@ pub(crate) fn consumer_update_due(conn: &Conn, sh: &ConnShared) -> bool {
     let limit = u64::from(rmb_wnd_update_limit(conn.rmb_size()));
     let unsent = sh.rx_cons - sh.rx_cons_sent;
     unsent > 0
-        && (unsent >= limit || sh.peer_flags.write_blocked || sh.peer_flags.cons_curs_upd_req)
+        && (unsent >= limit
+            || sh.rx_cons_wanted
+            || sh.peer_flags.write_blocked
+            || sh.peer_flags.cons_curs_upd_req)
 }
 
 /// Sends the consumer cursor after a read, and never fails the read (its
 /// bytes are the application's already): without a free send slot the
 /// connection queues for the next one, and the push that the completion
 /// handler runs for it then sends the update while it is still due (see
-/// `tx::push`). On a link that is down nobody waits for it. Any context.
+/// `tx::push`), which sends it even when less than the window update
+/// limit was read. On a link that is down nobody waits for it. Any context.
 pub(crate) fn update_consumer(conn: &Conn) {
+    // Before queueing: the queue may be served before this returns.
+    conn.shared.lock().rx_cons_wanted = true;
     if let Ok(Some(slot)) = conn.link.get_slot_or_queue(conn.token) {
         if post(conn, slot, ProducerFlags::default(), |_| {}).is_err() {
             conn.link.put_slot(slot);

@@ -60,6 +60,10 @@ pub(crate) struct ConnShared {
     pub(crate) rx_cons: u64,
     /// The consumer position we last told the peer.
     pub(crate) rx_cons_sent: u64,
+    /// A reader asked for the consumer cursor to go now (an urgent byte
+    /// taken) and waits in the queue for a free send slot: the push that
+    /// serves the queue sends it however little was read.
+    pub(crate) rx_cons_wanted: bool,
     /// The peer's producer cursor as last received.
     pub(crate) rx_prod_curs: Cursor,
     /// Bytes the application has put into the send buffer.
@@ -195,6 +199,7 @@ impl Conn {
                         rx_prod: 0,
                         rx_cons: 0,
                         rx_cons_sent: 0,
+                        rx_cons_wanted: false,
                         rx_prod_curs: Cursor::default(),
                         tx_copied: 0,
                         tx_prod: 0,

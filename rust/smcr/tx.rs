@@ -208,16 +208,18 @@ fn push_locked(conn: &Conn) {
     // Nothing goes into the RMB of a peer that closed: it may already
     // serve another connection.
     while sh.error.is_none() && !sh.peer_state.any_close() && sh.tx_copied > sh.tx_prod {
+        // Whether anything can go is known before a slot is taken: a slot
+        // taken and given back unused would not go to the connections
+        // queued for one (only completions serve them).
+        let Some(chunk) = next_chunk(conn, &mut sh) else {
+            break;
+        };
         // No slot: the connection queues for the next that completes.
         let Ok(Some(slot)) = conn.link.get_slot_or_queue(conn.token) else {
             return;
         };
-        match write_chunk(conn, sndbuf, &mut sh, slot) {
-            Ok(true) => {}
-            Ok(false) => {
-                conn.link.put_slot(slot);
-                break;
-            }
+        match write_chunk(conn, sndbuf, &mut sh, slot, chunk) {
+            Ok(()) => {}
             Err(e) => {
                 conn.link.put_slot(slot);
                 sh.error = Some(e);
@@ -244,25 +246,29 @@ fn push_locked(conn: &Conn) {
     }
 }
 
-/// Writes one chunk on `slot`: no further than the end of the send buffer
-/// and the room in the peer's RMB; `false` when there is no room.
-fn write_chunk(
-    conn: &Conn,
-    sndbuf: &RegisteredBuf,
-    sh: &mut ConnShared,
-    slot: u32,
-) -> Result<bool> {
-    let peer = sh.peer;
-    let (size, psize) = (u64::from(conn.sndbuf_size()), u64::from(peer.size));
+/// The next piece of the send buffer to write.
+#[derive(Clone, Copy)]
+struct Chunk {
+    /// Its length.
+    len: u64,
+    /// It ends with the urgent byte.
+    urgent: bool,
+}
+
+/// What the next write takes: no further than the end of the send buffer
+/// and the room in the peer's RMB; `None` when the peer has no room, or
+/// the last urgent byte waits for the peer to consume it.
+fn next_chunk(conn: &Conn, sh: &mut ConnShared) -> Option<Chunk> {
+    let (size, psize) = (u64::from(conn.sndbuf_size()), u64::from(sh.peer.size));
     if psize == 0 {
-        return Ok(false);
+        return None;
     }
     let peer_free = psize.saturating_sub(sh.tx_prod - sh.tx_acked.min(sh.tx_prod));
     if peer_free == 0 {
-        return Ok(false);
+        return None;
     }
     let off = sh.tx_prod % size;
-    let mut n = (sh.tx_copied - sh.tx_prod).min(peer_free).min(size - off);
+    let mut len = (sh.tx_copied - sh.tx_prod).min(peer_free).min(size - off);
     // Urgent data: the byte ends a write of its own (the peer takes the
     // last byte its CDC message announces), and nothing follows it until
     // the peer consumed it (upstream's readers need that).
@@ -270,14 +276,29 @@ fn write_chunk(
     if let Some(p) = sh.urg_tx {
         if sh.tx_prod > p {
             if sh.tx_acked <= p {
-                return Ok(false);
+                return None;
             }
             sh.urg_tx = None;
-        } else if n >= p + 1 - sh.tx_prod {
-            n = p + 1 - sh.tx_prod;
+        } else if len >= p + 1 - sh.tx_prod {
+            len = p + 1 - sh.tx_prod;
             urgent = true;
         }
     }
+    (len > 0).then_some(Chunk { len, urgent })
+}
+
+/// Writes `chunk` (see [`next_chunk`]) on `slot` and announces it.
+fn write_chunk(
+    conn: &Conn,
+    sndbuf: &RegisteredBuf,
+    sh: &mut ConnShared,
+    slot: u32,
+    chunk: Chunk,
+) -> Result {
+    let peer = sh.peer;
+    let (size, psize) = (u64::from(conn.sndbuf_size()), u64::from(peer.size));
+    let (n, urgent) = (chunk.len, chunk.urgent);
+    let off = sh.tx_prod % size;
     let poff = sh.tx_prod % psize;
     let first = n.min(psize - poff);
     let pieces = [(off, poff, first), (off + first, 0, n - first)];
@@ -317,8 +338,7 @@ fn write_chunk(
     };
     // Should this fail, the writes went without their announcement: the
     // caller fails the connection, which is no longer in step with the peer.
-    cdc::post_locked(conn, sh, slot, flags)?;
-    Ok(true)
+    cdc::post_locked(conn, sh, slot, flags)
 }
 
 /// Whether a send would not block (poll's `EPOLLOUT`).

@@ -119,18 +119,14 @@ impl TcpSock {
     }
 
     /// The peer finished its side of the TCP connection: its FIN came
-    /// (`RCV_SHUTDOWN`), or the connection was reset.
+    /// (`SOCK_DONE`, which TCP sets on the peer's FIN only: this side's
+    /// own `shutdown` of the socket leaves it), or the connection was reset.
     pub(crate) fn peer_finished(&self) -> bool {
-        /// `RCV_SHUTDOWN` of `include/net/sock.h` (a macro bindgen skips).
-        const RCV_SHUTDOWN: u8 = 1;
-        let sk = self.as_raw();
-        // TCP sets it under the socket lock; its own poll reads it
-        // locklessly (READ_ONCE), as here.
-        let shutdown = {
-            // SAFETY: a plain read of a field of a live socket (invariant).
-            unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*sk).sk_shutdown)) }
-        };
-        shutdown & RCV_SHUTDOWN != 0
+        // TCP sets the flag under the socket lock; a lockless test of the
+        // bit sees it set or not yet.
+        // SAFETY: a live socket (invariant); `sock_flag` only tests a bit.
+        let done = unsafe { bindings::smc_rs_sock_flag(self.as_raw(), bindings::sock_flags_SOCK_DONE) };
+        done || self.was_reset()
     }
 
     /// The connection was reset or aborted: closed (`TCP_CLOSE`) with an

@@ -160,10 +160,12 @@ impl<H: QpHandler> Qp<Init, H> {
             return Err(EOPNOTSUPP.into());
         }
         let dcaps = dev.caps();
-        // One request of each queue is kept for the drain.
+        // One request of each queue is kept for the drain, one more of the
+        // send queue for the registration in flight (`post_reg_mr`): neither
+        // takes one of the caller's `max_send_wr`.
         let room = dcaps.max_qp_wr.saturating_sub(1);
         let want = QpCaps {
-            max_send_wr: caps.max_send_wr.min(room),
+            max_send_wr: caps.max_send_wr.min(room.saturating_sub(1)),
             max_recv_wr: caps.max_recv_wr.min(room),
             max_send_sge: caps
                 .max_send_sge
@@ -189,7 +191,7 @@ impl<H: QpHandler> Qp<Init, H> {
         attr.qp_context = shared.as_ptr().cast();
         attr.send_cq = send_cq.as_raw();
         attr.recv_cq = recv_cq.as_raw();
-        attr.cap.max_send_wr = want.max_send_wr + 1;
+        attr.cap.max_send_wr = want.max_send_wr + 2;
         attr.cap.max_recv_wr = want.max_recv_wr + 1;
         attr.cap.max_send_sge = want.max_send_sge;
         attr.cap.max_recv_sge = want.max_recv_sge;
@@ -216,8 +218,8 @@ impl<H: QpHandler> Qp<Init, H> {
             max_inline_data: granted.max_inline_data,
             ..want
         };
-        let short = granted.max_send_wr <= want.max_send_wr
-            || granted.max_recv_wr <= want.max_recv_wr
+        let short = granted.max_send_wr < want.max_send_wr + 2
+            || granted.max_recv_wr < want.max_recv_wr + 1
             || caps.max_send_sge == 0
             || caps.max_recv_sge == 0;
         let mut qattr = zeroed_attr();
