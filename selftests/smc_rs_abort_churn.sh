@@ -17,7 +17,7 @@ peer=10.10.0.$((3 - SMC_VM))
 counters=/sys/class/infiniband/rxe0/ports/1/hw_counters
 pair_tag=churn
 port=7450
-conns=$(scaled 100 400)
+conns=$(scaled 50 400)
 pair_modules
 pkts=$(cat "$counters/rcvd_pkts")
 

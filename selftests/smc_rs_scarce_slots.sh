@@ -4,7 +4,8 @@
 # Send slots scarce and readers interrupted: each smc_rs side runs a fresh
 # link group with two send slots (net.smc.smcr_max_send_wr=2, the
 # minimum), and the client's threads get SIGALRM every 2 ms while 8
-# connections echo 4 MiB each (smc_echo -S; every EINTR is retried). A
+# connections echo 1 MiB each (4 MiB in make check-long; each wraps the
+# 64 KiB RMBs 16 times and more; smc_echo -S, every EINTR retried). A
 # read whose consumer update finds no free slot, or is interrupted while
 # waiting for one, must still return the bytes it took: smc_echo checks
 # every echo byte for byte, and nothing may hang. SMC-R is proven from
@@ -21,7 +22,7 @@ peer=10.10.0.$((3 - SMC_VM))
 pair_tag=slots
 port=7430
 conns=8
-size=4194304
+size=$(scaled 1048576 4194304)
 held_conns=48
 pair_modules
 if [ "$mine" = smc_rs ]; then
@@ -39,7 +40,7 @@ if [ "$side" = server ]; then
 	run_test "$mine server, 2 send slots on smc_rs sides: $conns connections echoed (server side)" \
 		timeout 300 smc_echo server -f smc -p "$port" -n "$conns"
 else
-	run_test "$mine client, 2 send slots on smc_rs sides, SIGALRM every 2 ms: $conns x 4 MiB echoed intact -> $other_mod server" \
+	run_test "$mine client, 2 send slots on smc_rs sides, SIGALRM every 2 ms: $conns x $((size >> 20)) MiB echoed intact -> $other_mod server" \
 		timeout 300 smc_echo client -f smc -a "$peer" -p "$port" -s "$size" -n "$conns" -w 90 -S 2000
 fi
 
