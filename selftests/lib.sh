@@ -187,19 +187,30 @@ pair_await() {
 	return 1
 }
 
-# pair_modules: sets $mine (smc_rs or upstream, loading smc_rs again and
-# adding rxe0 and the bed's UEID for a script that runs after one that
-# unloaded it) and $other_mod (what the other side runs).
-pair_modules() {
+# round_module: this round's module (SMC_MOD) loaded, as a script before
+# may have unloaded it (an AF_SMC socket would then load upstream's smc.ko
+# by its alias), with rxe0 and the bed's UEID; sets $mine (smc_rs or
+# upstream).
+round_module() {
+	local ueid=SMC-RS-TESTBED
+	[ -e /sys/class/infiniband/rxe0 ] || rdma link add rxe0 type rxe netdev eth0
 	if lsmod | grep -q '^smc '; then
 		mine=upstream
+	elif [ "${SMC_MOD:-smc_rs}" = upstream ]; then
+		mine=upstream
+		modprobe smc && modprobe smc_diag && "$SMC_TOP/selftests/tools/smc_ueid" add "$ueid"
 	else
 		mine=smc_rs
 		lsmod | grep -q '^smc_rs ' || insmod "$SMC_TOP/smc_rs.ko"
-		[ -e /sys/class/infiniband/rxe0 ] || rdma link add rxe0 type rxe netdev eth0
-		"$SMC_TOP/selftests/tools/smc_ueid" add SMC-RS-TESTBED
+		"$SMC_TOP/selftests/tools/smc_ueid" add "$ueid"
 		echo "module smc_rs +p" >/sys/kernel/debug/dynamic_debug/control 2>/dev/null
 	fi
+	return 0
+}
+
+# pair_modules: round_module, and $other_mod (what the other side runs).
+pair_modules() {
+	round_module
 	echo "$mine" >"$SMC_OUT/$pair_tag-$side-module"
 	# The other side may still be busy with the script before.
 	pair_await module 900 >/dev/null 2>&1 || true

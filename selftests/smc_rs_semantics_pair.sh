@@ -24,12 +24,7 @@ min_pkts=$((9 * 1024 * 1024 / 4096))
 # does: "side|scenario/observation|reason", one a line.
 known_divergences=""
 
-if lsmod | grep -q '^smc '; then
-	mine=upstream
-else
-	mine=smc_rs
-	"$here/tools/smc_ueid" add SMC-RS-TESTBED
-fi
+round_module
 dir=$SMC_OUT/semantics-pair
 mkdir -p "$dir"
 

@@ -19,13 +19,7 @@ n=$(echo $sizes | wc -w)
 total=0
 for s in $sizes; do total=$((total + s + 8)); done
 
-if lsmod | grep -q '^smc '; then
-	mine=upstream
-else
-	mine=smc_rs
-	"$here/tools/smc_ueid" add SMC-RS-TESTBED
-	echo "module smc_rs +p" >/sys/kernel/debug/dynamic_debug/control 2>/dev/null
-fi
+round_module
 
 # The last connection loses its link (the client's device goes away) when
 # both sides run smc_rs. With upstream on either side it is left out:
@@ -47,7 +41,7 @@ if [ "$mine" = smc_rs ] && [ "$other_mod" = smc_rs ]; then
 	# group's connection slots, tokens and pooled buffers are used again
 	# and again (`make check-long`: 1000 and 20000).
 	big=$(scaled 300 1000)
-	short=$(scaled 2000 20000)
+	short=$(scaled 1000 20000)
 fi
 rmem_probe=0
 if [ "$server_mod" = smc_rs ]; then

@@ -46,12 +46,7 @@ mkdir -p "$work"
 bpf_port=7410 preload_port=7411 redis_port=6381
 payload_size=4194304
 
-if lsmod | grep -q '^smc '; then
-	mine=upstream
-else
-	mine=smc_rs
-	"$here/tools/smc_ueid" add SMC-RS-TESTBED
-fi
+round_module
 
 # smc_stat conns|fallback|server: `smcr -d stats`'s SMC connections, TCP
 # fallbacks, or server-side SMC connections.
