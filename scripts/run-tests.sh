@@ -171,49 +171,41 @@ scale="export SMC_CHECK_LONG=${SMC_CHECK_LONG:-0};"
 round="bash $top/selftests/round.sh"
 t=$top/selftests
 
-# 3. One-VM tests: load/unload, family ownership, loopback echo, unload
-# safety, upstream's interfaces answered as upstream answers them; in two
-# VMs not linked, each with one part of them, the host's own tests beside
-# (they print when the VM run is done).
-vm_start single split smc_rs "$scale export SMC_SPLIT=1; $t/smc_rs_single.sh"
-host_log=$out/host-beside-vm.txt
-(
-	record() { echo "$1" >>"$host_log"; }
-	: >"$host_log"
-	t0=$SECONDS
-	# A short coverage-guided fuzzing pass over every wire parser, up to
-	# 10 s a target (`make check-long`: 20 s, as `make fuzz`; the long runs
-	# are recorded in wire/fuzz/RESULTS.md).
-	FUZZ_SHORT_SECS=${FUZZ_SHORT_SECS:-10} "$here/fuzz.sh" short >"$out/fuzz.log" 2>&1
-	fuzz_rc=$?
-	while IFS= read -r line; do
-		case "$line" in
-		*": ok, "*) record "ok - fuzz: ${line%%: *} (${line#*: ok, })" ;;
-		*": CRASH"*) record "not ok - fuzz: ${line%%: *} crashed"; sed 's/^/# /' "$out/fuzz.log" | tail -n 20 ;;
-		esac
-	done <"$out/fuzz.log"
-	if [ "$fuzz_rc" -ne 0 ] && ! grep -q ': CRASH' "$out/fuzz.log"; then
-		record "not ok - fuzz: targets build and run"
-		tail -n 20 "$out/fuzz.log" | sed 's/^/# /'
-	fi
-	echo "# beside it: fuzzing took $((SECONDS - t0)) s"
-	t0=$SECONDS
-	# The operator tools' unit tests.
-	if (cd "$top/tools" && cargo test --release --locked --color never >"$out/tools-test.log" 2>&1); then :; else
-		grep -q '^test .* \.\.\. ' "$out/tools-test.log" || record "not ok - tools: cargo test builds"
-	fi
-	while read -r _ name _ status; do
-		case "$status" in
-		ok) record "ok - tools: $name" ;;
-		*) record "not ok - tools: $name" ;;
-		esac
-	done < <(grep -E '^test .* \.\.\. (ok|FAILED)' "$out/tools-test.log")
-	echo "# beside it: the tools' cargo test took $((SECONDS - t0)) s"
-)
-vm_end
-while IFS= read -r line; do record "$line"; done <"$host_log"
+# 3. The host's own tests: a short coverage-guided fuzzing pass over every
+# wire parser, up to 10 s a target (`make check-long`: 20 s, as `make
+# fuzz`; the long runs are recorded in wire/fuzz/RESULTS.md), and the
+# operator tools' unit tests. (Beside a VM run they took as long again and
+# slowed the guest as much: on these machines two busy processes share
+# less than two cores' worth.)
+phase "host: fuzz and the tools' cargo test"
+FUZZ_SHORT_SECS=${FUZZ_SHORT_SECS:-10} "$here/fuzz.sh" short >"$out/fuzz.log" 2>&1
+fuzz_rc=$?
+while IFS= read -r line; do
+	case "$line" in
+	*": ok, "*) record "ok - fuzz: ${line%%: *} (${line#*: ok, })" ;;
+	*": CRASH"*) record "not ok - fuzz: ${line%%: *} crashed"; sed 's/^/# /' "$out/fuzz.log" | tail -n 20 ;;
+	esac
+done <"$out/fuzz.log"
+if [ "$fuzz_rc" -ne 0 ] && ! grep -q ': CRASH' "$out/fuzz.log"; then
+	record "not ok - fuzz: targets build and run"
+	tail -n 20 "$out/fuzz.log" | sed 's/^/# /'
+fi
+# The operator tools' unit tests.
+if (cd "$top/tools" && cargo test --release --locked --color never >"$out/tools-test.log" 2>&1); then :; else
+	grep -q '^test .* \.\.\. ' "$out/tools-test.log" || record "not ok - tools: cargo test builds"
+fi
+while read -r _ name _ status; do
+	case "$status" in
+	ok) record "ok - tools: $name" ;;
+	*) record "not ok - tools: $name" ;;
+	esac
+done < <(grep -E '^test .* \.\.\. (ok|FAILED)' "$out/tools-test.log")
 
-# 4. Two VMs in one boot, VM 1 with smc_rs, VM 2 with upstream smc.ko,
+# 4. One VM: load/unload, family ownership, loopback echo, unload safety,
+# upstream's interfaces answered as upstream answers them.
+vm_run single single smc_rs "$scale $t/smc_rs_single.sh"
+
+# 5. Two VMs in one boot, VM 1 with smc_rs, VM 2 with upstream smc.ko,
 # then smc_rs too: rounds (selftests/round.sh: each round starts from
 # freshly loaded modules, in a folder of its own):
 #  1. CLC negotiation both ways, peers that echo the SMC option, hostile

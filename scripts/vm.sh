@@ -5,11 +5,8 @@
 # kernel and run a command in each.
 #
 #   vm.sh single MOD CMD
-#   vm.sh split MOD CMD
 #   vm.sh pair MOD1 CMD1 MOD2 CMD2
 #
-# split boots two VMs that are not linked, each running CMD (with SMC_VM 1
-# and 2: a one-VM script shares its tests out, see selftests/lib.sh part).
 # MOD is smc_rs (this repository's module), upstream (the kernel's smc.ko,
 # with a UEID set so SMC-Rv2 can work over rxe) or none. Each VM gets an rxe
 # device on eth0; VM n has address 10.10.0.n/24 and fd00::n/64.
@@ -28,7 +25,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 . "$here/lib.sh"
 
-mode=${1:?usage: vm.sh single MOD CMD | split MOD CMD | pair MOD1 CMD1 MOD2 CMD2}
+mode=${1:?usage: vm.sh single MOD CMD | pair MOD1 CMD1 MOD2 CMD2}
 kdir=$("$here/build-kernel.sh")
 out=${SMC_VM_OUT:-$(mktemp -d /tmp/smc_rs-vm.XXXXXX)}
 mkdir -p "$out"
@@ -87,17 +84,6 @@ single)
 	log "booting VM 1 (module: ${2:-smc_rs})"
 	start_vm 1 "${2:-smc_rs}" "$3" "" 2
 	finish 1 "$vm_pid"
-	;;
-split)
-	log "booting VMs 1 and 2 (module: ${2:-smc_rs}), not linked"
-	start_vm 1 "${2:-smc_rs}" "$3" "" 2
-	pid1=$vm_pid
-	start_vm 2 "${2:-smc_rs}" "$3" "" 2
-	pid2=$vm_pid
-	rc1=0; rc2=0
-	finish 1 "$pid1" || rc1=$?
-	finish 2 "$pid2" || rc2=$?
-	[ "$rc1" -eq 0 ] && [ "$rc2" -eq 0 ]
 	;;
 pair)
 	sock=$out/link.sock

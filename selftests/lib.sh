@@ -28,17 +28,10 @@ scaled() {
 	if [ "${SMC_CHECK_LONG:-0}" = 1 ]; then echo "$2"; else echo "$1"; fi
 }
 
-# part N: the tests that follow are part N (1 or 2) of a one-VM script.
-# Booted as two VMs (vm.sh split, SMC_SPLIT=1), VM N runs part N only;
-# elsewhere every part runs. A part's tests do not rely on another's.
-test_part=1
-part() { test_part=$1; }
-
 # run_test NAME FUNCTION [ARGS...]: runs FUNCTION, records ok/not ok.
 run_test() {
 	local name=$1
 	shift
-	[ "${SMC_SPLIT:-0}" = 1 ] && [ "$test_part" != "$SMC_VM" ] && return 0
 	# SMC_ONLY=WORD runs only the tests whose name holds WORD.
 	case $name in *"${SMC_ONLY:-}"*) ;; *) return 0 ;; esac
 	echo "### $name" >>"$LOG_FILE"
@@ -54,7 +47,6 @@ run_test() {
 
 # skip_test NAME REASON
 skip_test() {
-	[ "${SMC_SPLIT:-0}" = 1 ] && [ "$test_part" != "$SMC_VM" ] && return 0
 	echo "ok - $1 # SKIP $2" | tee -a "$TAP_FILE"
 }
 

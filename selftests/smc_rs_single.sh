@@ -648,8 +648,6 @@ t_reload() {
 	done
 }
 
-# Two parts of about the same time (make check boots a VM for each).
-part 1
 run_test "smc_rs.ko is loaded and owns protocol family 43 and IPPROTO_SMC of AF_INET/AF_INET6" t_loaded
 run_test "AF_SMC sockets for SMCPROTO_SMC and SMCPROTO_SMC6" t_socket_kinds
 run_test "echo 16 MiB AF_SMC <-> AF_SMC over 127.0.0.1" \
@@ -679,7 +677,6 @@ run_test "pr_debug at protocol decisions, switched on by dynamic debug" t_dynami
 run_test "ib_core client: RDMA devices added and removed, ports, RoCEv2 GIDs, port events" t_ib_devices
 run_test "UEID table over SMC_GEN_NETLINK answers exactly as upstream's" t_ueid_table
 run_test "smc_diag (sock_diag for AF_SMC) reports what upstream's reports" t_smc_diag
-part 2
 run_test "SMC_GEN_NETLINK system info and handshake limitation answer as upstream's" t_genl_info
 run_test "net.smc sysctls: upstream's names, defaults, modes and bounds" t_sysctl_table
 run_test "net.smc sysctls per network namespace" t_sysctl_netns
