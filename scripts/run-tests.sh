@@ -203,7 +203,7 @@ done < <(grep -E '^test .* \.\.\. (ok|FAILED)' "$out/tools-test.log")
 
 # 4. One VM: load/unload, family ownership, loopback echo, unload safety,
 # upstream's interfaces answered as upstream answers them.
-vm_run single single smc_rs "$scale $t/smc_rs_single.sh"
+vm_timeout=1500 vm_run single single smc_rs "$scale $t/smc_rs_single.sh"
 
 # 5. Two VMs in one boot, VM 1 with smc_rs, VM 2 with upstream smc.ko,
 # then smc_rs too: rounds (selftests/round.sh: each round starts from
