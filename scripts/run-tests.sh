@@ -118,40 +118,29 @@ check "selftest programs build" make -C "$top/selftests" --no-print-directory ||
 phase "tools: build"
 check "tools build (smcss, smc_run, libsmc-preload)" make -C "$top" --no-print-directory tools || finish
 
-# vm_start NAME MODE ARGS...: one VM run (vm.sh MODE ARGS..., results in
-# $out/NAME) in the background; vm_end waits for it and records it with its
-# times. VM runs go one at a time: a second one beside it slows both (and
-# once made an upstream client's RDMA WRITE meet an invalid rkey on
-# smc_rs's server, not yet explained). vm_run NAME ...: both.
-vm_start() {
-	vm_name=$1 vm_dir=$out/$1
+# vm_run NAME MODE ARGS...: one VM run (vm.sh MODE ARGS..., results in
+# $out/NAME), recorded with its times. VM runs go one at a time: a second
+# one beside it slows both (and once made an upstream client's RDMA WRITE
+# meet an invalid rkey on smc_rs's server, not yet explained).
+vm_run() {
+	local name=$1 dir=$out/$1 rc=0 f
 	shift
-	mkdir -p "$vm_dir"
-	phase "VM run $vm_name"
+	mkdir -p "$dir"
+	phase "VM run $name"
 	vm_began=$(date +%s)
-	SMC_VM_OUT=$vm_dir SMC_VM_RXE=${rxe:-1} SMC_VM_TIMEOUT=${vm_timeout:-900} \
-		"$here/vm.sh" "$@" >"$vm_dir/vm.out" 2>&1 &
-	vm_pid=$!
-}
-vm_end() {
-	local rc=0 f
-	wait "$vm_pid" || rc=$?
+	SMC_VM_OUT=$dir SMC_VM_RXE=${rxe:-1} SMC_VM_TIMEOUT=${vm_timeout:-900} \
+		"$here/vm.sh" "$@" >"$dir/vm.out" 2>&1 || rc=$?
 	if [ "$rc" = 0 ]; then
-		record "ok - $vm_name VM run: commands finished, no kernel splat"
+		record "ok - $name VM run: commands finished, no kernel splat"
 	else
-		record "not ok - $vm_name VM run: commands finished, no kernel splat"
-		sed 's/^/# /' "$vm_dir/vm.out" | tail -n 20
-		for f in "$vm_dir"/vm*.log; do
+		record "not ok - $name VM run: commands finished, no kernel splat"
+		sed 's/^/# /' "$dir/vm.out" | tail -n 20
+		for f in "$dir"/vm*.log; do
 			"$here/splat-check.sh" "$f" | head -n 20 | sed 's/^/# splat: /'
 		done
 	fi
-	collect "$vm_dir"
-	vm_times "$vm_dir"
-	phase_end
-}
-vm_run() {
-	vm_start "$@"
-	vm_end
+	collect "$dir"
+	vm_times "$dir"
 }
 
 # vm_times DIR: how long each VM took to reach its command, and the tests
