@@ -107,7 +107,7 @@ capture_stop() {
 # natively a second, and the binary is the same. Its output and exit status
 # come back as if it had run here; without the decoder, the guest's own.
 tshark() {
-	local req _ a prev=
+	local req _ a prev= rc
 	[ -n "${SMC_DECODE:-}" ] && [ -d "$SMC_DECODE" ] || { command tshark "$@"; return; }
 	# A capture outside the shared folder is the guest's to read.
 	for a in "$@"; do
@@ -123,9 +123,9 @@ tshark() {
 	[ -e "$req.rc" ] || { echo "the host's decoder did not answer in 300 s" >&2; return 1; }
 	cat "$req.out"
 	cat "$req.err" >&2
-	_=$(cat "$req.rc")
+	rc=$(cat "$req.rc")
 	rm -f "$req.out" "$req.err" "$req.rc"
-	return "$_"
+	return "$rc"
 }
 
 # syn_options FILE PORT: for each SYN (without ACK) to PORT in the capture,
