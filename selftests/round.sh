@@ -75,7 +75,7 @@ fresh_bed() {
 	fi
 	if [ ! -e "$base/.round-started-vm$SMC_VM" ]; then
 		touch "$base/.round-started-vm$SMC_VM"
-		[ "$mod" = "$SMC_MOD" ] && return 0
+		[ "$mod" = "$booted" ] && return 0
 	fi
 	unload smc_rs && unload smc_diag && unload smc || return 1
 	case "$mod" in
@@ -90,8 +90,8 @@ fresh_bed() {
 	esac
 }
 
-# This VM's module in this round.
-mod=$SMC_MOD
+# This VM's module in this round, and the one it booted with.
+booted=$SMC_MOD mod=$SMC_MOD
 [ -n "$mods" ] && mod=$(echo "$mods" | cut -d, -f"$SMC_VM")
 
 start=$SECONDS

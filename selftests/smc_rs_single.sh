@@ -617,7 +617,7 @@ t_no_smc_option_without_device() {
 	# records when it finds no device) and its AF_SMC server sees a plain
 	# TCP client (PEERNOSMC). With an RDMA device and a UEID the same
 	# client's SYN carries the option: the capture and the check see it.
-	local dir=$SMC_OUT/no-device-vm$SMC_VM rc=0 n
+	local dir=$SMC_OUT/no-device rc=0 n
 	mkdir -p "$dir"
 	[ -z "$(rdma link show 2>/dev/null)" ] || return 1
 	# Fresh statistics.

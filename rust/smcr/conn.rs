@@ -60,8 +60,8 @@ pub(crate) struct ConnShared {
     pub(crate) rx_cons: u64,
     /// The consumer position we last told the peer.
     pub(crate) rx_cons_sent: u64,
-    /// A reader asked for the consumer cursor to go now (an urgent byte
-    /// taken) and waits in the queue for a free send slot: the push that
+    /// The consumer cursor was asked to go now (`cdc::update_consumer`)
+    /// and may wait in the queue for a free send slot: the push that
     /// serves the queue sends it however little was read.
     pub(crate) rx_cons_wanted: bool,
     /// The peer's producer cursor as last received.

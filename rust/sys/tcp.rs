@@ -122,10 +122,11 @@ impl TcpSock {
     /// (`SOCK_DONE`, which TCP sets on the peer's FIN only: this side's
     /// own `shutdown` of the socket leaves it), or the connection was reset.
     pub(crate) fn peer_finished(&self) -> bool {
+        let sk = self.as_raw();
         // TCP sets the flag under the socket lock; a lockless test of the
         // bit sees it set or not yet.
         // SAFETY: a live socket (invariant); `sock_flag` only tests a bit.
-        let done = unsafe { bindings::smc_rs_sock_flag(self.as_raw(), bindings::sock_flags_SOCK_DONE) };
+        let done = unsafe { bindings::smc_rs_sock_flag(sk, bindings::sock_flags_SOCK_DONE) };
         done || self.was_reset()
     }
 
