@@ -368,13 +368,14 @@ fn server_smcr(clc: &KernelSocket, dev: &SmcrV2Device, cp: &ClientProposal) -> S
         server_abort(sc);
         return ServerOutcome::Abort(ClcError::Truncated);
     }
-    let header = match recv_message(clc, &mut buf) {
+    let header = match await_answer(clc, &sc).and_then(|()| recv_message(clc, &mut buf)) {
         Ok(h) => h,
         Err(_) => {
             server_abort(sc);
             return ServerOutcome::Abort(ClcError::Truncated);
         }
     };
+    sc.lgr.answered();
     let msg = buf.get(..usize::from(header.length)).unwrap_or(&[]);
     match header.kind {
         MsgType::Confirm => {}
@@ -425,6 +426,33 @@ fn server_smcr(clc: &KernelSocket, dev: &SmcrV2Device, cp: &ClientProposal) -> S
     drop(pending);
     smc_dbg!("server: SMC-R connection up, token {:#x}", sc.conn.token);
     ServerOutcome::Smcr(sc.conn)
+}
+
+/// The longest a server waits for the answer to its Accept on a link group
+/// whose client answers others meanwhile.
+const ANSWER_WAIT_MAX_MS: u32 = 60_000;
+
+/// Waits for the first byte of the client's answer to our Accept. A client
+/// answers the Accepts of one link group one at a time (see
+/// [`LinkGroup::answers`](crate::smcr::lgr::LinkGroup::answers)), so on an
+/// existing link group the wait gives up only after [`CLC_WAIT_MS`] in
+/// which no other Accept of it was answered either
+/// ([`ANSWER_WAIT_MAX_MS`] at most). A client that timed out meanwhile says
+/// so with its Decline, or its connection ends.
+fn await_answer(clc: &KernelSocket, sc: &ServerConn) -> core::result::Result<(), RecvError> {
+    let mut head = [0u8; 1];
+    let mut waited = 0;
+    loop {
+        let before = sc.lgr.answers();
+        if clc.peek_exact(&mut head, CLC_WAIT_MS).unwrap_or(0) > 0 {
+            return Ok(());
+        }
+        waited += CLC_WAIT_MS;
+        if sc.first_contact || sc.lgr.answers() == before || waited >= ANSWER_WAIT_MAX_MS {
+            return Err(RecvError::Clc(ClcError::Truncated));
+        }
+        smc_dbg!("server: no answer to the Accept yet, the client answers others");
+    }
 }
 
 /// Undoes [`server_accept`] when the handshake fails after it.

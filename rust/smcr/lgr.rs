@@ -23,7 +23,7 @@ use crate::sys::ib::mr::RegisteredBuf;
 use crate::sys::sync::{new_spinlock_bh, SpinLockBh};
 use crate::sysctl::LgrParams;
 use crate::wire::lgr_match::LgrIdentity;
-use core::sync::atomic::{AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{new_mutex, Arc, Mutex};
 
@@ -31,6 +31,20 @@ use kernel::sync::{new_mutex, Arc, Mutex};
 pub(crate) type BufferPair = (Arc<RegisteredBuf>, Arc<RegisteredBuf>);
 /// Buffer pairs a link group keeps for later connections.
 const POOL_MAX: usize = 256;
+/// Buffer pairs of failed handshakes a link group keeps registered.
+const RETIRED_MAX: usize = 16;
+
+/// Buffers of handshakes that failed after the peer was told the RMB's
+/// rkey: they stay registered and are never reused. A peer that took the
+/// connection for made and writes into the RMB writes into memory no
+/// connection reads, and the link stays up (a region deregistered under
+/// its writes would fail them with a remote access error, which takes the
+/// link and every connection on it down). The oldest is let go when
+/// [`RETIRED_MAX`] more came after it.
+struct Retired {
+    pairs: [Option<BufferPair>; RETIRED_MAX],
+    next: usize,
+}
 
 /// A place in a link group for a connection whose server handshake chose
 /// it; given back when dropped, once the connection is in the table (or
@@ -70,6 +84,11 @@ pub(crate) struct LinkGroup {
     /// Server handshakes that chose this link group and have not yet put
     /// their connection in the table ([`Joining`]).
     joining: AtomicUsize,
+    #[pin]
+    retired: Mutex<Retired>,
+    /// Answers to our CLC Accepts the link group got (moves on with each):
+    /// see [`answers`](Self::answers).
+    answers: AtomicU32,
 }
 
 impl LinkGroup {
@@ -93,6 +112,14 @@ impl LinkGroup {
                 about <- super::about::new_about(),
                 conns <- new_spinlock_bh!(ConnTable::new(), "LinkGroup::conns"),
                 joining: AtomicUsize::new(0),
+                retired <- new_mutex!(
+                    Retired {
+                        pairs: [const { None }; RETIRED_MAX],
+                        next: 0,
+                    },
+                    "LinkGroup::retired"
+                ),
+                answers: AtomicU32::new(0),
             }? Error),
             GFP_KERNEL,
         );
@@ -160,7 +187,41 @@ impl LinkGroup {
         }
         let pooled = core::mem::replace(&mut *self.pool.lock(), KVec::new());
         drop(pooled);
+        let retired = core::mem::replace(
+            &mut self.retired.lock().pairs,
+            [const { None }; RETIRED_MAX],
+        );
+        drop(retired);
         self.link.release();
+    }
+
+    /// Keeps the buffers of a connection whose handshake failed after the
+    /// peer got the RMB's rkey (see [`Retired`]). Process context.
+    pub(crate) fn retire_buffers(&self, pair: BufferPair) {
+        // A link that is down takes no writes: `terminate` lets them go.
+        if self.link.state() == LinkState::Down {
+            return;
+        }
+        let mut r = self.retired.lock();
+        let at = r.next % RETIRED_MAX;
+        r.next = at + 1;
+        let oldest = r.pairs.get_mut(at).and_then(|p| p.replace(pair));
+        drop(r);
+        drop(oldest);
+    }
+
+    /// Counts an answer (Confirm or Decline) to one of our Accepts.
+    pub(crate) fn answered(&self) {
+        self.answers.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// How many answers to our Accepts the link group got so far. A client
+    /// answers one Accept at a time (upstream's holds a lock from reading
+    /// the Accept to sending its Confirm, the link's memory registration
+    /// included), so Accepts sent together are answered one after the
+    /// other: a server waits for its answer while others come.
+    pub(crate) fn answers(&self) -> u32 {
+        self.answers.load(Ordering::Acquire)
     }
 
     /// Frees the connections that are closed on both sides: nobody can

@@ -195,13 +195,21 @@ pub(crate) fn client_confirm_link(reg: &LgrRegistry, cc: &ClientConn) -> Result 
 
 /// Undoes [`client_accept`] or [`server_accept`] when the handshake fails
 /// after it: `conn` leaves `lgr`, which ends if it was new.
+///
+/// The peer may have the RMB's rkey (our Accept or Confirm carried it) and
+/// take the connection for made: on a link group that stays, the buffers
+/// stay registered, out of use ([`LinkGroup::retire_buffers`]).
 pub(crate) fn abort_conn(lgr: Arc<LinkGroup>, conn: Arc<Conn>, first_contact: bool) {
     let removed = lgr.conns.lock().remove(conn.token);
     lgr.link.forget_slot_waiter(conn.token);
     drop(removed);
-    drop(conn);
     if first_contact {
+        drop(conn);
         lgr.terminate();
+        return;
+    }
+    if let Some(pair) = conn.take_buffers() {
+        lgr.retire_buffers(pair);
     }
 }
 
