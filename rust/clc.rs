@@ -275,12 +275,6 @@ fn client_smcr(clc: &KernelSocket, o: &Offer, a: &SmcrAcceptConfirm) -> Result<C
     let mut buf = [0u8; MAX_MESSAGE_LEN];
     let mut confirm = cc.confirm;
     confirm.qp_mtu = inject::clc_qp_mtu(confirm.qp_mtu);
-    let hold = inject::confirm_hold_ms();
-    if hold > 0 {
-        // The server says nothing before our Confirm: this waits the time
-        // out, or until the server gave up on the connection.
-        let _ = clc.peek_exact(&mut [0u8; 1], hold);
-    }
     let sent = confirm
         .encode(&mut buf)
         .map_err(|_| Error::from(EINVAL))
