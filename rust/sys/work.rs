@@ -175,7 +175,8 @@ pub(crate) struct HandshakeQueue(());
 impl HandshakeQueue {
     /// Creates the handshake workqueue.
     pub(crate) fn new() -> Result<Self> {
-        // Unbound, like upstream's handshake queue: a handshake may sleep.
+        // Unbound: a handshake may sleep. (Upstream's `smc_hs_wq` is
+        // per-CPU; here a per-CPU queue behaved the same.)
         // SAFETY: a constant name without format directives.
         let wq = unsafe {
             bindings::alloc_workqueue(
