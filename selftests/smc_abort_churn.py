@@ -55,13 +55,14 @@ def client(peer, port, n, threads):
                 # send: only the peer's reading is judged.
                 failed.append(str(e))
 
-    per = n // threads
-    ts = [threading.Thread(target=run, args=(per,)) for _ in range(threads)]
+    # All N, also when THREADS does not divide N (the server waits for N).
+    counts = [n // threads + (1 if i < n % threads else 0) for i in range(threads)]
+    ts = [threading.Thread(target=run, args=(c,)) for c in counts]
     for t in ts:
         t.start()
     for t in ts:
         t.join()
-    print(f"{per * threads} connections sent and aborted, {len(failed)} send errors")
+    print(f"{sum(counts)} connections sent and aborted, {len(failed)} send errors")
     return 0
 
 
