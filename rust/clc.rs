@@ -428,24 +428,26 @@ fn server_smcr(clc: &KernelSocket, dev: &SmcrV2Device, cp: &ClientProposal) -> S
     ServerOutcome::Smcr(sc.conn)
 }
 
-/// The longest a server waits for the answer to its Accept on a link group
-/// whose client answers others meanwhile.
+/// The longest wait for an answer while the client answers others.
 const ANSWER_WAIT_MAX_MS: u32 = 60_000;
 
 /// Waits for the first byte of the client's answer to our Accept. A client
-/// answers the Accepts of one link group one at a time (see
-/// [`LinkGroup::answers`](crate::smcr::lgr::LinkGroup::answers)), so on an
-/// existing link group the wait gives up only after [`CLC_WAIT_MS`] in
-/// which no other Accept of it was answered either
-/// ([`ANSWER_WAIT_MAX_MS`] at most). A client that timed out meanwhile says
-/// so with its Decline, or its connection ends.
+/// answers the Accepts of a link group one at a time (see
+/// [`LinkGroup::answers`](crate::smcr::lgr::LinkGroup::answers)): on an
+/// existing one the wait gives up after [`CLC_WAIT_MS`] in which no other
+/// Accept was answered ([`ANSWER_WAIT_MAX_MS`] at most), or at once when
+/// the connection ends. A client that timed out says so with its Decline.
 fn await_answer(clc: &KernelSocket, sc: &ServerConn) -> core::result::Result<(), RecvError> {
     let mut head = [0u8; 1];
     let mut waited = 0;
     loop {
         let before = sc.lgr.answers();
-        if clc.peek_exact(&mut head, CLC_WAIT_MS).unwrap_or(0) > 0 {
-            return Ok(());
+        match clc.peek_exact(&mut head, CLC_WAIT_MS) {
+            Ok(n) if n > 0 => return Ok(()),
+            // The time ran out; anything else (the end, a reset) is final.
+            Err(e) if e == EAGAIN => {}
+            Ok(_) => return Err(RecvError::Clc(ClcError::Truncated)),
+            Err(e) => return Err(RecvError::Os(e)),
         }
         waited += CLC_WAIT_MS;
         if sc.first_contact || sc.lgr.answers() == before || waited >= ANSWER_WAIT_MAX_MS {
