@@ -248,16 +248,9 @@ fn client_smcr(clc: &KernelSocket, o: &Offer, a: &SmcrAcceptConfirm) -> Result<C
             peer_diagnosis: 0,
         });
     };
-    // A new link group is made under the lock until it is in the registry;
-    // a connection the server puts on an existing one only waits for a new
-    // one being made to get there.
-    let pending = reg.client_pending();
-    let pending = if a.first_contact {
-        Some(pending)
-    } else {
-        drop(pending);
-        None
-    };
+    // A new link group is announced until it is in the registry; a
+    // connection the server puts on an existing one waits only for the one
+    // it names, if that is still coming up (see smcr::setups).
     let cc = match client_accept(&reg, &o.dev, a, clc.abort_handle()) {
         Ok(cc) => cc,
         Err(reason) => {
@@ -275,6 +268,11 @@ fn client_smcr(clc: &KernelSocket, o: &Offer, a: &SmcrAcceptConfirm) -> Result<C
     let mut buf = [0u8; MAX_MESSAGE_LEN];
     let mut confirm = cc.confirm;
     confirm.qp_mtu = inject::clc_qp_mtu(confirm.qp_mtu);
+    let hold = inject::confirm_hold_ms();
+    if hold > 0 {
+        // The server says nothing before our Confirm: this waits the time.
+        let _ = clc.peek_exact(&mut [0u8; 1], hold);
+    }
     let sent = confirm
         .encode(&mut buf)
         .map_err(|_| Error::from(EINVAL))
@@ -286,9 +284,9 @@ fn client_smcr(clc: &KernelSocket, o: &Offer, a: &SmcrAcceptConfirm) -> Result<C
     if cc.first_contact {
         if let Err(e) = client_confirm_link(&reg, &cc) {
             smc_dbg!("client: link confirmation failed ({:?})", e);
-            abort_conn(cc.lgr, cc.conn, true);
             // No other handshake waits for this one's link group now.
-            drop(pending);
+            abort_conn(cc.lgr, cc.conn, true);
+            drop(cc.setup);
             let (reason, peer_diagnosis) =
                 decline_unless_peer_did(clc, DeclineReason::TimeoutConfirmLink)?;
             return Ok(ClientOutcome::Declined {
@@ -297,7 +295,7 @@ fn client_smcr(clc: &KernelSocket, o: &Offer, a: &SmcrAcceptConfirm) -> Result<C
             });
         }
     }
-    drop(pending);
+    drop(cc.setup);
     smc_dbg!("client: SMC-R connection up, token {:#x}", cc.conn.token);
     Ok(ClientOutcome::Smcr(cc.conn))
 }
@@ -352,8 +350,7 @@ fn server_smcr(clc: &KernelSocket, dev: &SmcrV2Device, cp: &ClientProposal) -> S
     let Some(reg) = registry() else {
         return declined(DeclineReason::InternalError);
     };
-    let mut pending = Some(reg.server_pending());
-    let sc = match server_accept(&reg, dev, cp, clc.abort_handle(), &mut pending) {
+    let sc = match server_accept(&reg, dev, cp, clc.abort_handle()) {
         Ok(sc) => sc,
         Err(reason) => return declined(reason),
     };
@@ -410,9 +407,7 @@ fn server_smcr(clc: &KernelSocket, dev: &SmcrV2Device, cp: &ClientProposal) -> S
         if !matches!(reason, DeclineReason::TimeoutConfirmLink) {
             return declined(reason);
         }
-        // The client may have given up on the link first; no other
-        // handshake waits for this one's link group meanwhile.
-        drop(pending);
+        // The client may have given up on the link first.
         return match decline_unless_peer_did(clc, reason) {
             Ok((reason, peer_diagnosis)) => ServerOutcome::Fallback {
                 reason,
@@ -423,8 +418,9 @@ fn server_smcr(clc: &KernelSocket, dev: &SmcrV2Device, cp: &ClientProposal) -> S
             Err(_) => ServerOutcome::Abort(ClcError::Truncated),
         };
     }
-    drop(pending);
     smc_dbg!("server: SMC-R connection up, token {:#x}", sc.conn.token);
+    // In the registry: handshakes that waited for the link group join it.
+    drop(sc.setup);
     ServerOutcome::Smcr(sc.conn)
 }
 
@@ -460,6 +456,8 @@ fn await_answer(clc: &KernelSocket, sc: &ServerConn) -> core::result::Result<(),
 /// Undoes [`server_accept`] when the handshake fails after it.
 fn server_abort(sc: ServerConn) {
     abort_conn(sc.lgr, sc.conn, sc.first_contact);
+    // No other handshake waits for this one's link group after this.
+    drop(sc.setup);
 }
 
 /// How the server side of a CLC handshake ended.

@@ -15,6 +15,7 @@
 //! | 6 | after the CDC message, on its link, the link requests a link group with one link refuses: ADD LINK, REQ ADD LINK, DELETE LINK of another link id, CONFIRM LINK |
 //! | 7 | after the CDC message, on its link, an SMC-Rv2 DELETE RKEY request of 30 rkeys (128 bytes: longer than a receive slot's 48-byte buffer) |
 //! | 8 | not a CDC message: the next SMC-R CLC Accept or Confirm this side sends names `qp_mtu` 0 |
+//! | 9 | not a CDC message: the next SMC-R CLC Confirm this client sends goes out 4 s late (a slow client; a server waits 6 s for it) |
 //!
 //! 7 is well-formed: it tests that the peer receives long SMC-Rv2 LLC
 //! messages whole (see [`rxbufs`](super::link::rxbufs)). Other values do nothing. The copies of 2 and 3 also carry a producer cursor outside any ring: a
@@ -57,6 +58,8 @@ pub(crate) enum Fault {
     LongLlc = 7,
     /// An SMC-R CLC Accept or Confirm with `qp_mtu` 0.
     ZeroQpMtu = 8,
+    /// An SMC-R CLC Confirm held back.
+    LateConfirm = 9,
 }
 
 /// The fault armed now, if any (one relaxed load).
@@ -70,6 +73,7 @@ pub(crate) fn armed() -> Option<Fault> {
         6 => Some(Fault::LinkRequests),
         7 => Some(Fault::LongLlc),
         8 => Some(Fault::ZeroQpMtu),
+        9 => Some(Fault::LateConfirm),
         _ => None,
     }
 }
@@ -88,6 +92,16 @@ pub(crate) fn clc_qp_mtu(mtu: u8) -> u8 {
     }
     smc_dbg!("inject: CLC message sent with qp_mtu 0");
     0
+}
+
+/// How long the SMC-R CLC Confirm about to be sent is held back, in
+/// milliseconds: 0, or 4000 when fault 9 is armed (then disarmed).
+pub(crate) fn confirm_hold_ms() -> u32 {
+    if armed() != Some(Fault::LateConfirm) || !take(Fault::LateConfirm) {
+        return 0;
+    }
+    smc_dbg!("inject: the CLC Confirm is held back 4 s");
+    4000
 }
 
 /// Creates `smc_rs/` in debugfs with the knob, the counters of refused

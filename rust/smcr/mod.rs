@@ -12,8 +12,8 @@
 //! ways), [`tx`] and [`rx`] (what `send` and `recv` do), [`settle`] (the
 //! executor of what those return), [`lgr`] (a link group: the owner of
 //! its link), [`info`] and [`about`] (what operators see), [`keepalive`],
-//! [`registry`] (the host's link groups), [`setup`] (what the CLC
-//! handshakes create). Beside them: [`rejects`] counts what peers sent
+//! [`registry`] (the host's link groups, with [`setups`]: those being
+//! made), [`setup`] (what the CLC handshakes create). Beside them: [`rejects`] counts what peers sent
 //! that was refused.
 
 pub(crate) mod about;
@@ -31,4 +31,5 @@ pub(crate) mod rejects;
 pub(crate) mod rx;
 pub(crate) mod settle;
 pub(crate) mod setup;
+pub(crate) mod setups;
 pub(crate) mod tx;

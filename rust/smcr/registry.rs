@@ -5,15 +5,18 @@
 //! found by the handshakes, looked after by the keeper, listed for
 //! operators, and ended when their device goes or the module unloads.
 //!
-//! Locks: `lgrs` (a mutex, process context) is taken after the pending
-//! locks, never while waiting on a link; the pending locks serialise the
-//! handshakes' link group decisions (see `Documentation/design.rst`).
+//! Locks: `lgrs` (a mutex, process context) is taken inside the setups'
+//! lock, never while waiting on a link; no handshake holds a lock of the
+//! registry across a wait for its peer (see [`setups`] and
+//! `Documentation/design.rst`).
 
 use super::keepalive::{self, Verdict};
 use super::lgr::{Joining, LinkGroup};
 use super::link::{LinkState, Role};
 use super::llc;
+use super::setups::{Choice, Setup, Setups, CLIENT_PATIENCE_MS, SERVER_PATIENCE_MS};
 use crate::ib::{DeviceUsers, SmcIbDevice};
+use crate::sys::errno::ENOMEM;
 use crate::sys::print::smc_dbg;
 use crate::sys::sync::RcuPointer;
 use crate::sys::ticker::Ticker;
@@ -27,83 +30,87 @@ use kernel::sync::{new_mutex, Arc, Mutex};
 pub(crate) struct LgrRegistry {
     #[pin]
     lgrs: Mutex<KVec<Option<Arc<LinkGroup>>>>,
-    /// Held by a client from the Accept until its connection is on a link
-    /// group in the registry: a later connection the server puts on the
-    /// same link group finds it there (upstream's client lgr pending lock).
-    #[pin]
-    client_pending: Mutex<()>,
-    /// Held by a server while it decides on a link group, and for a new one
-    /// until its link is confirmed: one client gets one link group, not one
-    /// per concurrent handshake.
-    #[pin]
-    server_pending: Mutex<()>,
+    /// The link groups handshakes are making now (see [`setups`]).
+    setups: Arc<Setups>,
     /// Runs [`keep`](Self::keep) while there are link groups.
     #[pin]
     keeper: Ticker,
 }
 
-/// Proof of holding one of the registry's pending locks.
-pub(crate) type PendingGuard<'a> =
-    kernel::sync::lock::Guard<'a, (), kernel::sync::lock::mutex::MutexBackend>;
-
 impl LgrRegistry {
-    pub(crate) fn new() -> impl PinInit<Self> {
+    pub(crate) fn new(setups: Arc<Setups>) -> impl PinInit<Self> {
         pin_init!(LgrRegistry {
             lgrs <- new_mutex!(KVec::new(), "LgrRegistry::lgrs"),
-            client_pending <- new_mutex!((), "LgrRegistry::client_pending"),
-            server_pending <- new_mutex!((), "LgrRegistry::server_pending"),
+            setups,
             keeper <- Ticker::new(keep_link_groups, keepalive::TICK_MS),
         })
     }
 
-    /// Serialises clients' link group decisions.
-    pub(crate) fn client_pending(&self) -> PendingGuard<'_> {
-        self.client_pending.lock()
-    }
-
-    /// Serialises servers' link group decisions.
-    pub(crate) fn server_pending(&self) -> PendingGuard<'_> {
-        self.server_pending.lock()
-    }
-
-    /// A live client link group of namespace `net` to the peer the server
-    /// named in its Accept.
-    pub(crate) fn find_client(&self, net: u64, a: &SmcrAcceptConfirm) -> Option<Arc<LinkGroup>> {
-        let want = LgrIdentity {
-            net,
-            role: Role::Client.wire(),
-            peer_systemid: a.local.peer_id,
-            peer_gid: a.local.gid,
-            peer_qpn: a.qpn,
+    /// The link group a server's Accept names for a client connection of
+    /// namespace `net`: found in the registry, after waiting while our own
+    /// first contact with that server still brings it up.
+    pub(crate) fn client_join(&self, net: u64, a: &SmcrAcceptConfirm) -> Option<Arc<LinkGroup>> {
+        let key = client_key(net, a);
+        let find = || {
+            self.find(&key, |l| {
+                l.link.activity.reused();
+                Some(l.clone())
+            })
         };
-        let lgrs = self.lgrs.lock();
-        lgrs.iter()
-            .flatten()
-            .find(|l| l.link.state() == LinkState::Active && l.identity().admits(&want))
-            .inspect(|l| l.link.activity.reused())
-            .cloned()
+        match Setups::wait_for(&self.setups, key, CLIENT_PATIENCE_MS, false, find) {
+            Ok(Choice::Found(l)) => Some(l),
+            _ => None,
+        }
     }
 
-    /// A live server link group of namespace `net` with room for a
-    /// connection, to the client that proposed from `gid`, and a place in
-    /// it (held until the connection is in its table).
-    pub(crate) fn find_server(&self, net: u64, systemid: &[u8; 8], gid: &[u8; 16]) -> Option<Joining> {
-        let want = LgrIdentity {
+    /// Announces the link group a client makes for a server's first
+    /// contact, until it is in the registry (see [`client_join`]).
+    ///
+    /// [`client_join`]: Self::client_join
+    pub(crate) fn client_setup(&self, net: u64, a: &SmcrAcceptConfirm) -> Result<Setup> {
+        let key = client_key(net, a);
+        match Setups::wait_for(&self.setups, key, 0, true, || None::<()>)? {
+            Choice::New(s) => Ok(s),
+            _ => Err(ENOMEM.into()),
+        }
+    }
+
+    /// The link group for a proposal of namespace `net` from the client
+    /// with `systemid` whose RoCE port is `gid`: a live one with room, a
+    /// place in it taken (held until the connection is in its table), or
+    /// else the setup of a new one. Waits a little while another handshake
+    /// makes one to the same client (see [`setups`]).
+    pub(crate) fn server_choice(
+        &self,
+        net: u64,
+        systemid: &[u8; 8],
+        gid: &[u8; 16],
+    ) -> Result<Choice<Joining>> {
+        let key = LgrIdentity {
             net,
             role: Role::Server.wire(),
             peer_systemid: *systemid,
             peer_gid: *gid,
             peer_qpn: 0,
         };
+        let find = || {
+            let joining = self.find(&key, |l| l.try_join(usize::from(l.link.params.max_conns)))?;
+            joining.lgr().link.activity.reused();
+            Some(joining)
+        };
+        Setups::wait_for(&self.setups, key, SERVER_PATIENCE_MS, true, find)
+    }
+
+    /// The first live link group that admits `want` and for which `take`
+    /// gives something.
+    fn find<R>(&self, want: &LgrIdentity, take: impl Fn(&Arc<LinkGroup>) -> Option<R>) -> Option<R> {
         let lgrs = self.lgrs.lock();
-        let joining = lgrs.iter().flatten().find_map(|l| {
-            if l.link.state() != LinkState::Active || !l.identity().admits(&want) {
+        lgrs.iter().flatten().find_map(|l| {
+            if l.link.state() != LinkState::Active || !l.identity().admits(want) {
                 return None;
             }
-            l.try_join(usize::from(l.link.params.max_conns))
-        })?;
-        joining.lgr().link.activity.reused();
-        Some(joining)
+            take(l)
+        })
     }
 
     pub(crate) fn add(&self, lgr: Arc<LinkGroup>) -> Result {
@@ -222,6 +229,18 @@ impl LgrRegistry {
     }
 }
 
+/// What a client connection of namespace `net` looks for after the
+/// server's Accept `a`: the server's link group that the Accept names.
+fn client_key(net: u64, a: &SmcrAcceptConfirm) -> LgrIdentity {
+    LgrIdentity {
+        net,
+        role: Role::Client.wire(),
+        peer_systemid: a.local.peer_id,
+        peer_gid: a.local.gid,
+        peer_qpn: a.qpn,
+    }
+}
+
 impl DeviceUsers for LgrRegistry {
     fn device_removed(&self, dev: &SmcIbDevice) {
         self.end_on_device(dev);
@@ -233,7 +252,8 @@ static REGISTRY: RcuPointer<Arc<LgrRegistry>> = RcuPointer::new();
 
 /// Publishes the link group registry (module load).
 fn start_smcr() -> Result {
-    let reg = Arc::pin_init(LgrRegistry::new(), GFP_KERNEL)?;
+    let setups = Arc::pin_init(Setups::new(), GFP_KERNEL)?;
+    let reg = Arc::pin_init(LgrRegistry::new(setups), GFP_KERNEL)?;
     crate::ib::set_device_users(Some(reg.clone()))?;
     REGISTRY.replace(Some(KBox::new(reg, GFP_KERNEL)?));
     Ok(())

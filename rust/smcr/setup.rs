@@ -12,7 +12,8 @@ use super::conn::{Conn, PeerRmb};
 use super::lgr::LinkGroup;
 use super::link::{PeerLink, Role};
 use super::llc;
-use super::registry::{LgrRegistry, PendingGuard};
+use super::registry::LgrRegistry;
+use super::setups::{Choice, Setup};
 use crate::ib::SmcrV2Device;
 use crate::stats::tech::{self, BufferSource, Dir};
 use crate::sys::ib::buf::DmaBuf;
@@ -70,6 +71,8 @@ pub(crate) struct ClientConn {
     pub(crate) confirm: SmcrAcceptConfirm,
     /// A new link group: after the Confirm, the link is confirmed in LLC.
     pub(crate) first_contact: bool,
+    /// On a new link group: announces it until it is in the registry.
+    pub(crate) setup: Option<Setup>,
 }
 
 /// Sets up the connection the server accepted: link group (new or reused),
@@ -86,7 +89,15 @@ pub(crate) fn client_accept(
         smc_dbg!("client: the Accept's qp_mtu {} is no IB MTU", a.qp_mtu);
         return Err(DeclineReason::Other(DECL_ERR_RDYLNK));
     }
-    let lgr = if a.first_contact {
+    let Some(peer_addr) = a.rmbe_addr() else {
+        smc_dbg!("client: the Accept names no RMB element (index {})", a.rmbe_idx);
+        return Err(DeclineReason::ConfigError);
+    };
+    let net = waker.net().cookie();
+    let (lgr, setup) = if a.first_contact {
+        let setup = reg
+            .client_setup(net, a)
+            .map_err(|_| DeclineReason::Other(DECL_MEM))?;
         let mut params = LgrParams::of(waker.net());
         params.max_conns = match a.fce {
             Some(f) if f.release >= 1 => crate::sysctl::client_limits(f.max_conns, f.max_links)
@@ -113,13 +124,15 @@ pub(crate) fn client_accept(
             lgr.terminate();
             return Err(DeclineReason::Other(DECL_ERR_RDYLNK));
         }
-        lgr
+        (lgr, Some(setup))
     } else {
         // None in our namespace: the server's link group is another
         // namespace's. Not a sync error, which would make the server end
         // the link group that namespace's connections use.
-        reg.find_client(waker.net().cookie(), a)
-            .ok_or(DeclineReason::Other(DECL_NOSRVLINK))?
+        let lgr = reg
+            .client_join(net, a)
+            .ok_or(DeclineReason::Other(DECL_NOSRVLINK))?;
+        (lgr, None)
     };
     let fail = |lgr: &LinkGroup, reason: u32| {
         if a.first_contact {
@@ -136,9 +149,7 @@ pub(crate) fn client_accept(
     };
     let peer = PeerRmb {
         token: a.rmbe_alert_token,
-        addr: a
-            .rmb_dma_addr
-            .wrapping_add(u64::from(a.rmbe_idx.saturating_sub(1)) * u64::from(peer_rmb_size)),
+        addr: peer_addr,
         rkey: a.rmb_rkey,
         size: peer_rmb_size,
     };
@@ -177,6 +188,7 @@ pub(crate) fn client_accept(
         conn,
         confirm,
         first_contact: a.first_contact,
+        setup,
     })
 }
 
@@ -235,6 +247,8 @@ pub(crate) struct ServerConn {
     pub(crate) conn: Arc<Conn>,
     pub(crate) accept: SmcrAcceptConfirm,
     pub(crate) first_contact: bool,
+    /// On a new link group: announces it until it is in the registry.
+    pub(crate) setup: Option<Setup>,
 }
 
 /// Buffers of a new connection: an RMB and a send buffer of the default
@@ -309,14 +323,13 @@ fn new_buffers(
 /// Sets up the server's side for a client's SMC-Rv2 proposal: link group
 /// (reused for a client we have one with, else new), connection, buffers;
 /// returns the Accept to send. On error, the reason to decline with.
-/// `pending` (the registry's server lock) is let go of as soon as an
-/// existing link group is chosen; a new one keeps it.
+/// Another handshake that makes a link group to the same client is waited
+/// for a little (see [`setups`](super::setups)), never for its peer.
 pub(crate) fn server_accept(
     reg: &LgrRegistry,
     dev: &SmcrV2Device,
     p: &ClientProposal,
     waker: ARef<TcpSock>,
-    pending: &mut Option<PendingGuard<'_>>,
 ) -> core::result::Result<ServerConn, DeclineReason> {
     let release = p.release.min(SMC_RELEASE);
     // SMC-Rv2.1 limits: the smaller of the client's and ours.
@@ -328,13 +341,16 @@ pub(crate) fn server_accept(
     };
     // The place taken in an existing link group counts against its limit
     // until the connection is in its table.
-    let joining = reg.find_server(waker.net().cookie(), &p.systemid, &p.gid);
+    let choice = reg
+        .server_choice(waker.net().cookie(), &p.systemid, &p.gid)
+        .map_err(|_| DeclineReason::Other(DECL_MEM))?;
+    let (joining, setup) = match choice {
+        Choice::Found(j) => (Some(j), None),
+        Choice::New(s) => (None, Some(s)),
+        Choice::None => return Err(DeclineReason::Other(DECL_MEM)),
+    };
     let (lgr, first_contact) = match &joining {
-        Some(j) => {
-            // An existing link group: others may decide meanwhile.
-            *pending = None;
-            (j.lgr().clone(), false)
-        }
+        Some(j) => (j.lgr().clone(), false),
         None => {
             let id = new_lgr_id();
             let peer = PeerLink {
@@ -416,6 +432,7 @@ pub(crate) fn server_accept(
         conn,
         accept,
         first_contact,
+        setup,
     })
 }
 
@@ -427,6 +444,10 @@ pub(crate) fn server_confirm(
     c: &SmcrAcceptConfirm,
 ) -> core::result::Result<(), DeclineReason> {
     let lgr = &sc.lgr;
+    let Some(peer_addr) = c.rmbe_addr() else {
+        smc_dbg!("server: the Confirm names no RMB element (index {})", c.rmbe_idx);
+        return Err(DeclineReason::ConfigError);
+    };
     if sc.first_contact {
         if !valid_qp_mtu(c.qp_mtu) {
             smc_dbg!("server: the Confirm's qp_mtu {} is no IB MTU", c.qp_mtu);
@@ -456,9 +477,7 @@ pub(crate) fn server_confirm(
     let size = bufsize::uncompress(c.rmbe_size);
     sc.conn.set_peer(PeerRmb {
         token: c.rmbe_alert_token,
-        addr: c
-            .rmb_dma_addr
-            .wrapping_add(u64::from(c.rmbe_idx.saturating_sub(1)) * u64::from(size)),
+        addr: peer_addr,
         rkey: c.rmb_rkey,
         size,
     });

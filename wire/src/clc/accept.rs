@@ -137,6 +137,19 @@ impl SmcrAcceptConfirm {
         })
     }
 
+    /// Where the sender's RMB element starts (the address our RDMA WRITEs
+    /// go to): `rmbe_idx` counts elements of `rmbe_size` from 1 at
+    /// `rmb_dma_addr`. `None` for an index 0, or an element that would end
+    /// past the top of the address space: a peer's message that names no
+    /// place to write is declined, not wrapped around.
+    pub fn rmbe_addr(&self) -> Option<u64> {
+        let size = u64::from(super::super::bufsize::uncompress(self.rmbe_size));
+        let offset = u64::from(self.rmbe_idx.checked_sub(1)?).checked_mul(size)?;
+        let start = self.rmb_dma_addr.checked_add(offset)?;
+        start.checked_add(size)?;
+        Some(start)
+    }
+
     /// The length of the encoded message, trailer included.
     pub fn encoded_len(&self) -> usize {
         if self.version == SMC_V1 {
@@ -393,5 +406,25 @@ mod tests {
             ..c
         };
         assert_eq!(gids_alone.encode(&mut buf), Err(ClcError::BadLayout));
+    }
+
+    #[test]
+    fn rmbe_addr_is_bounded() {
+        let mut a = SmcrAcceptConfirm::parse(&accept_v1_bytes()).unwrap();
+        a.rmbe_size = 0; // 16 KiB elements
+        a.rmb_dma_addr = 0x1000_0000;
+        a.rmbe_idx = 1;
+        assert_eq!(a.rmbe_addr(), Some(0x1000_0000));
+        a.rmbe_idx = 3;
+        assert_eq!(a.rmbe_addr(), Some(0x1000_0000 + 2 * 16384));
+        a.rmbe_idx = 0;
+        assert_eq!(a.rmbe_addr(), None);
+        a.rmbe_idx = 255;
+        a.rmbe_size = 15;
+        a.rmb_dma_addr = u64::MAX - (1 << 20);
+        assert_eq!(a.rmbe_addr(), None);
+        a.rmbe_idx = 1;
+        a.rmb_dma_addr = u64::MAX - 8;
+        assert_eq!(a.rmbe_addr(), None);
     }
 }

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The link groups that handshakes are making now, by peer: what stands in
+//! for upstream's host-wide "lgr pending" locks without holding anything
+//! across a wait for the network.
+//!
+//! Upstream serialises every server's link group decision on one mutex and
+//! keeps it held while a new link group waits for the client's Confirm
+//! (up to the CLC timeout) and for its link's confirmation, and the same on
+//! the client: one silent client (or server) stalls every SMC-R handshake
+//! of the host, in every namespace. Here a handshake that makes a link
+//! group says so ([`Setups::begin`]); a later handshake toward the same
+//! peer, in the same namespace, that finds no link group ready waits
+//! ([`Setups::wait_for`]) while one being made could still come up — up to
+//! [`SERVER_PATIENCE_MS`] after that one began, on the server — and then
+//! joins it, or makes its own. Handshakes toward other peers or in other
+//! namespaces never wait for each other.
+//!
+//! Locks: `entries` (a mutex, process context) nests outside the
+//! registry's `lgrs`: the lookup a wait repeats runs under it, so a setup
+//! that ends between the lookup and the wait still wakes the waiter.
+
+use crate::wire::lgr_match::LgrIdentity;
+use kernel::prelude::*;
+use kernel::sync::{new_condvar, new_mutex, Arc, CondVar, CondVarTimeoutResult, Mutex};
+use kernel::time::{ktime_ms_delta, msecs_to_jiffies, Ktime};
+
+/// How long a server's new link group is worth waiting for: a later
+/// handshake from the same client waits this long after that link group
+/// began for it to come up, then makes one of its own. A client that never
+/// confirms thus delays the others by a second at most.
+pub(crate) const SERVER_PATIENCE_MS: u32 = 1000;
+
+/// How long a client waits for the link group a server's Accept names
+/// while its own first contact still brings it up. The server confirmed
+/// that link already, so it comes up at once; this only bounds a wait
+/// that nothing ends.
+pub(crate) const CLIENT_PATIENCE_MS: u32 = 10_000;
+
+/// A link group being made.
+#[derive(Clone, Copy)]
+struct Entry {
+    /// Where it goes: namespace, role, peer (and the peer's queue pair on a
+    /// client).
+    key: LgrIdentity,
+    began: Ktime,
+}
+
+/// The link groups handshakes are making, and a wake-up when one ends.
+#[pin_data]
+pub(crate) struct Setups {
+    /// Slots never move: a [`Setup`] knows its own by index.
+    #[pin]
+    entries: Mutex<KVec<Option<Entry>>>,
+    #[pin]
+    ended: CondVar,
+}
+
+/// What [`Setups::wait_for`] came to.
+pub(crate) enum Choice<R> {
+    /// The lookup found a link group.
+    Found(R),
+    /// None was found; the caller makes a new one, announced by this.
+    New(Setup),
+    /// None was found and none is to be made.
+    None,
+}
+
+/// A link group this handshake is making; dropped once the link group is
+/// in the registry or was given up, which wakes the handshakes waiting
+/// for it.
+pub(crate) struct Setup {
+    setups: Arc<Setups>,
+    slot: usize,
+}
+
+impl Setups {
+    pub(crate) fn new() -> impl PinInit<Self> {
+        pin_init!(Setups {
+            entries <- new_mutex!(KVec::new(), "Setups::entries"),
+            ended <- new_condvar!("Setups::ended"),
+        })
+    }
+
+    /// Looks up with `find` until it finds a link group, waiting while one
+    /// toward `key`'s peer is being made and began less than `patience_ms`
+    /// ago. Found nothing: with `begin`, announces the caller's own setup
+    /// (under the same lock: concurrent handshakes make one, not one each).
+    /// A signal ends the wait (the lookup is tried once more).
+    pub(crate) fn wait_for<R>(
+        this: &Arc<Self>,
+        key: LgrIdentity,
+        patience_ms: u32,
+        begin: bool,
+        mut find: impl FnMut() -> Option<R>,
+    ) -> Result<Choice<R>> {
+        let mut entries = this.entries.lock();
+        let mut interrupted = false;
+        loop {
+            if let Some(r) = find() {
+                return Ok(Choice::Found(r));
+            }
+            if interrupted {
+                break;
+            }
+            let now = Ktime::ktime_get();
+            let left = entries
+                .iter()
+                .flatten()
+                .filter(|e| e.key.admits(&key))
+                .map(|e| i64::from(patience_ms) - ktime_ms_delta(now, e.began))
+                .max()
+                .unwrap_or(0);
+            if left <= 0 {
+                break;
+            }
+            let jiffies = msecs_to_jiffies(left.min(i64::from(patience_ms)) as u32);
+            if let CondVarTimeoutResult::Signal { .. } =
+                this.ended.wait_interruptible_timeout(&mut entries, jiffies)
+            {
+                interrupted = true;
+            }
+        }
+        if !begin {
+            return Ok(Choice::None);
+        }
+        let entry = Entry {
+            key,
+            began: Ktime::ktime_get(),
+        };
+        let slot = match entries.iter().position(Option::is_none) {
+            Some(i) => i,
+            None => {
+                entries.push(None, GFP_KERNEL)?;
+                entries.len() - 1
+            }
+        };
+        if let Some(s) = entries.get_mut(slot) {
+            *s = Some(entry);
+        }
+        Ok(Choice::New(Setup {
+            setups: this.clone(),
+            slot,
+        }))
+    }
+
+    fn end(&self, slot: usize) {
+        if let Some(s) = self.entries.lock().get_mut(slot) {
+            *s = None;
+        }
+        self.ended.notify_all();
+    }
+}
+
+impl Drop for Setup {
+    fn drop(&mut self) {
+        self.setups.end(self.slot);
+    }
+}

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Urgent data behind a full send path (selftests/smc_urgent_load.py): 16
+# rounds of 256 KiB, each followed by one byte with MSG_OOB while the
+# data before it is still being pushed. The server must find every urgent
+# byte at its mark (SIOCATMARK), take it with MSG_OOB, read exactly the
+# round's bytes around it and get a SIGURG, as TCP gives them: first over
+# TCP (the reference, same script), then over SMC-R, proven by both sides'
+# statistics (one SMC-Rv2 connection, no fallback, no handshake error) and
+# rxe's counters.
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+peer=10.10.0.$((3 - SMC_VM))
+pair_tag=urgent
+rounds=16
+pair_modules
+
+# urgent FAMILY PORT: one run of the probe, this side's half.
+urgent() {
+	if [ "$side" = server ]; then
+		timeout 180 python3 "$here/smc_urgent_load.py" server "$2" "$rounds" $1
+	else
+		timeout 180 python3 "$here/smc_urgent_load.py" client "$peer" "$2" "$rounds" $1
+	fi
+}
+pair_signal tcp
+pair_await tcp 120
+run_test "TCP ($side side): every urgent byte behind 256 KiB at its mark, with SIGURG" urgent inet 7460
+pair_signal tcp-done
+pair_await tcp-done 120
+before_smcr
+run_test "$mine $side against $other_mod: every urgent byte behind 256 KiB at its mark over SMC-R, with SIGURG" urgent "" 7461
+run_test "$mine $side, urgent data: one SMC-Rv2 connection, no handshake error, no fallback" smcr_stats_moved 1
+# One way: the client's rxe sent the payload, the server's received it.
+rxe_one_way() {
+	local s r
+	s=$(cat "$rxe_counters/sent_pkts") r=$(cat "$rxe_counters/rcvd_pkts")
+	echo "rxe sent $sent_before -> $s, received $rcvd_before -> $r, for $1 payload bytes"
+	if [ "$side" = client ]; then
+		[ $((s - sent_before)) -ge $(($1 / 4096)) ]
+	else
+		[ $((r - rcvd_before)) -ge $(($1 / 4096)) ]
+	fi
+}
+run_test "$mine $side, urgent data: rxe carried the payload" rxe_one_way $((rounds * 262144))
+pair_signal done
+pair_await done 120
+exit 0

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Urgent data behind a full send path: every urgent byte must arrive as
+urgent, at its mark, with a SIGURG, as TCP delivers it.
+
+  smc_urgent_load.py server PORT ROUNDS [inet]
+  smc_urgent_load.py client ADDR PORT ROUNDS [inet]
+
+Each round the client sends 256 KiB of a pattern (more than the send
+buffer and the peer's RMB hold, so that the data is still being pushed
+from the completion handler when the urgent byte follows) and then one
+byte with MSG_OOB, the round's number; it waits for the server's 1-byte
+acknowledgement before the next round. The server (F_SETOWN, a SIGURG
+handler, SO_OOBINLINE off) reads until SIOCATMARK, checks that it read
+exactly the round's 256 KiB, byte for byte, takes the urgent byte with
+MSG_OOB, checks its value and that a SIGURG came for it, and acknowledges.
+An urgent byte sent without its flag shows as a byte too many in the
+stream, or as a mark that never comes (the wait for it is bounded).
+Sockets are AF_INET with IPPROTO_SMC; "inet" uses plain TCP, the
+reference. Exit status 0 when every round holds.
+"""
+import fcntl
+import os
+import select
+import signal
+import socket
+import struct
+import sys
+import time
+
+IPPROTO_SMC = 256
+SIOCATMARK = 0x8905
+CHUNK = 256 * 1024
+WAIT_S = 30
+
+
+def pattern(rnd):
+    word = struct.pack("<I", 0x55000000 | rnd)
+    return word * (CHUNK // 4)
+
+
+def proto():
+    return 0 if sys.argv[-1] == "inet" else IPPROTO_SMC
+
+
+def at_mark(s):
+    buf = fcntl.ioctl(s.fileno(), SIOCATMARK, b"\0\0\0\0")
+    return struct.unpack("i", buf)[0] != 0
+
+
+def server(port, rounds):
+    signals = [0]
+
+    def on_urg(_sig, _frame):
+        signals[0] += 1
+
+    signal.signal(signal.SIGURG, on_urg)
+    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM, proto())
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind(("0.0.0.0", port))
+    ls.listen(1)
+    ls.settimeout(120)
+    c, _ = ls.accept()
+    fcntl.fcntl(c.fileno(), fcntl.F_SETOWN, os.getpid())
+    bad = 0
+    # SIGURGs before this round's urgent byte could be sent (TCP may signal
+    # one urgent pointer more than once).
+    base = 0
+    for rnd in range(rounds):
+        want = pattern(rnd)
+        got = bytearray()
+        deadline = time.monotonic() + WAIT_S
+        # The urgent byte follows the round's data: the mark comes once the
+        # data is read, not before (a mark that is never reached fails).
+        while not (at_mark(c) and len(got) >= CHUNK):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                print("round %d: no mark after %d bytes" % (rnd, len(got)))
+                return 1
+            r, _, _ = select.select([c], [], [c], min(left, 1.0))
+            if at_mark(c) and len(got) >= CHUNK:
+                break
+            if not r:
+                continue
+            data = c.recv(65536)
+            if not data:
+                print("round %d: EOF after %d bytes" % (rnd, len(got)))
+                return 1
+            got += data
+            if len(got) > CHUNK:
+                print("round %d: %d bytes before the mark, want %d" % (rnd, len(got), CHUNK))
+                return 1
+        if bytes(got) != want:
+            at = next(i for i in range(len(got)) if got[i] != want[i])
+            print("round %d: the data differs from byte %d" % (rnd, at))
+            bad += 1
+        try:
+            oob = c.recv(1, socket.MSG_OOB)
+        except OSError as e:
+            print("round %d: recv(MSG_OOB): %s" % (rnd, e))
+            return 1
+        if oob != bytes([rnd & 0xFF]):
+            print("round %d: urgent byte %r, want %d" % (rnd, oob, rnd & 0xFF))
+            bad += 1
+        for _ in range(100):
+            if signals[0] > base:
+                break
+            time.sleep(0.05)
+        if signals[0] <= base:
+            print("round %d: no SIGURG (%d so far)" % (rnd, signals[0]))
+            bad += 1
+        base = signals[0]
+        c.sendall(b"k")
+    print("# %d rounds: %d urgent bytes at their marks, %d SIGURG, %d bad" % (rounds, rounds, signals[0], bad))
+    c.close()
+    return 1 if bad else 0
+
+
+def client(addr, port, rounds):
+    s = None
+    for _ in range(90):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, proto())
+        try:
+            s.connect((addr, port))
+            break
+        except ConnectionRefusedError:
+            s.close()
+            s = None
+            time.sleep(1)
+    if s is None:
+        print("connect: refused for 90 s")
+        return 1
+    s.settimeout(WAIT_S)
+    for rnd in range(rounds):
+        s.sendall(pattern(rnd))
+        s.send(bytes([rnd & 0xFF]), socket.MSG_OOB)
+        if s.recv(1) != b"k":
+            print("round %d: no acknowledgement" % rnd)
+            return 1
+    s.close()
+    return 0
+
+
+def main():
+    if len(sys.argv) >= 4 and sys.argv[1] == "server":
+        return server(int(sys.argv[2]), int(sys.argv[3]))
+    if len(sys.argv) >= 5 and sys.argv[1] == "client":
+        return client(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+    print(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
