@@ -183,7 +183,7 @@ impl SocketFamily for SmcSock {
         // threads.
         let conn = sock.sk().state().diag_conn.lock().clone();
         if let Some(conn) = conn {
-            return smcr_ops::poll_mask(&conn);
+            return smcr_ops::poll_mask(&conn, sock.sk().oob_inline());
         }
         let state = sock.sk().state();
         if state.listen.listening() {

@@ -200,7 +200,8 @@ vm_timeout=1500 vm_run single single smc_rs "$scale $t/smc_rs_single.sh"
 #  1. CLC negotiation both ways, peers that echo the SMC option, hostile
 #     CLC, silent clients, the handshake limitation;
 #  2. the SMC-R data path with smc_rs serving upstream's client, RoCE
-#     blocked towards the client (fallback, data intact), two send slots
+#     blocked towards the client (fallback, data intact), urgent data
+#     behind a full send path (smc_rs reading), two send slots
 #     with the client's readers interrupted by signals, abortive-close
 #     churn (every word the server reads is its connection's), then smc_rs
 #     receiving with one scatter/gather entry per request (as on RNICs with
@@ -212,19 +213,20 @@ vm_timeout=1500 vm_run single single smc_rs "$scale $t/smc_rs_single.sh"
 #     the oracle), smc_run --bpf (a static binary and Redis over SMC-R
 #     without LD_PRELOAD), the echoes with more concurrent connections than
 #     link groups take and many short ones, hostile input on the link (one
-#     side's fault injection knob), RoCE blocked towards the client, scarce
-#     send slots, abortive-close churn, a CLC qp_mtu of 0 each way, link
+#     side's fault injection knob), RoCE blocked towards the client, urgent
+#     data, scarce send slots, abortive-close churn, a CLC qp_mtu of 0 each
+#     way and a slow client's first Confirm that delays nobody, link
 #     groups of 16 connections, the two of round 2 above;
 #  6. smc_rs on both, captured on the wire and decoded by Wireshark's
 #     dissectors, with the idle link's TEST LINK exchange.
 more="$t/smc_rs_rxsge.sh $t/smc_rs_v4mapped.sh"
-smcr="$t/smc_rs_smcr.sh $t/smc_rs_roce_blocked.sh $t/smc_rs_scarce_slots.sh $t/smc_rs_abort_churn.sh $more"
+smcr="$t/smc_rs_smcr.sh $t/smc_rs_roce_blocked.sh $t/smc_rs_urgent.sh $t/smc_rs_scarce_slots.sh $t/smc_rs_abort_churn.sh $more"
 both="--mods smc_rs,smc_rs"
 pair="$scale $round 1-pair $t/smc_rs_pair.sh;
 $round 2-smcr-server $smcr;
 $round 3-smcr-client --server-vm 2 $smcr $t/smc_rs_orphan.sh;
 $round 4-norxe --no-rxe $t/smc_rs_pair_norxe.sh;
-$round 5-smcr-both $both $t/smc_rs_semantics_pair.sh $t/smc_run_bpf.sh $t/smc_rs_smcr.sh $t/smc_rs_hostile.sh $t/smc_rs_roce_blocked.sh $t/smc_rs_scarce_slots.sh $t/smc_rs_abort_churn.sh $t/smc_rs_clc_faults.sh $t/smc_rs_many_lgrs.sh $more;
+$round 5-smcr-both $both $t/smc_rs_semantics_pair.sh $t/smc_run_bpf.sh $t/smc_rs_smcr.sh $t/smc_rs_hostile.sh $t/smc_rs_roce_blocked.sh $t/smc_rs_urgent.sh $t/smc_rs_scarce_slots.sh $t/smc_rs_abort_churn.sh $t/smc_rs_clc_faults.sh $t/smc_rs_many_lgrs.sh $more;
 $round 6-capture $both $t/smc_rs_capture.sh"
 vm_timeout=4500 vm_run pair pair smc_rs "$pair" upstream "$pair"
 

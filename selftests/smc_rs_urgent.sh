@@ -30,6 +30,21 @@ pair_await tcp 120
 run_test "TCP ($side side): every urgent byte behind 256 KiB at its mark, with SIGURG" urgent inet 7460
 pair_signal tcp-done
 pair_await tcp-done 120
+# The reader must be smc_rs: upstream 6.12's receiver, when the urgent
+# byte arrives after its reader reached the mark and is then taken with
+# MSG_OOB, never moves its consumer cursor past it (smc_rx_recv_urg marks
+# it read before smc_rx_update_consumer, which then skips nothing): with
+# a sender that writes nothing after an urgent byte until it is consumed
+# (ours) the stream stops there; with upstream's own sender the byte
+# would come in-band.
+receiver=$mine
+[ "$side" = client ] && receiver=$other_mod
+if [ "$receiver" != smc_rs ]; then
+	skip_test "$mine $side: urgent data over SMC-R" "upstream 6.12 receives urgent data unlike TCP (see the script)"
+	pair_signal done
+	pair_await done 120
+	exit 0
+fi
 before_smcr
 run_test "$mine $side against $other_mod: every urgent byte behind 256 KiB at its mark over SMC-R, with SIGURG" urgent "" 7461
 run_test "$mine $side, urgent data: one SMC-Rv2 connection, no handshake error, no fallback" smcr_stats_moved 1

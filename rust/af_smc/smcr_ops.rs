@@ -127,10 +127,11 @@ const EPOLLRDNORM: u32 = 0x0040;
 const EPOLLWRNORM: u32 = 0x0100;
 const EPOLLRDHUP: u32 = 0x2000;
 
-/// What poll reports for an SMC-R connection.
-pub(super) fn poll_mask(conn: &Conn) -> u32 {
+/// What poll reports for an SMC-R connection; `oob_inline` is the
+/// socket's `SO_OOBINLINE`.
+pub(super) fn poll_mask(conn: &Conn, oob_inline: bool) -> u32 {
     let mut mask = 0;
-    let (readable, rcv_shutdown) = rx::readable(conn);
+    let (readable, rcv_shutdown) = rx::readable(conn, oob_inline);
     if readable {
         mask |= EPOLLIN | EPOLLRDNORM;
     }

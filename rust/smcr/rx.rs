@@ -66,6 +66,13 @@ fn rmb_offset(conn: &Conn, pos: u64) -> usize {
     (pos % u64::from(conn.rmb_size().max(1))) as usize
 }
 
+/// The reader is at the urgent mark and the urgent byte, still in the
+/// stream, arrived.
+fn urgent_arrived_at_mark(conn: &Conn) -> bool {
+    let sh = conn.shared.lock();
+    pending_mark(&sh) == Some(sh.rx_cons) && sh.rx_prod > sh.rx_cons
+}
+
 /// Takes the urgent byte out of the stream when the reader is at it: it
 /// is kept for `MSG_OOB`, and the consumer cursor passes it and goes to
 /// the peer at once (the peer writes nothing after an urgent byte before
@@ -159,7 +166,11 @@ pub(crate) fn recv(
                     }
                     break;
                 }
-                let ready = || !matches!(avail(conn), Ok(Avail::Empty));
+                // Also once the urgent byte at the mark arrived: it is taken
+                // out of the stream above, so that the peer sends on.
+                let ready = || {
+                    !matches!(avail(conn), Ok(Avail::Empty)) || (!peek && urgent_arrived_at_mark(conn))
+                };
                 match wait(&ready) {
                     Ok(()) => continue,
                     Err(e) if got == 0 => return Err(e),
@@ -172,9 +183,13 @@ pub(crate) fn recv(
         let start = {
             let mut sh = conn.shared.lock();
             if !peek {
-                // Reading on from the mark.
+                // Reading on from the mark; past the urgent byte it is
+                // gone for `MSG_OOB` too (TCP clears its urgent data once
+                // a read passes the mark).
+                let cons = sh.rx_cons;
                 if let Some(u) = sh.urg_rx.as_mut() {
                     u.at_mark = false;
+                    u.read |= cons > u.pos;
                 }
             }
             sh.rx_cons + if peek { got as u64 } else { 0 }
@@ -268,6 +283,11 @@ pub(crate) fn recv_urgent(
         if let Some(u) = conn.shared.lock().urg_rx.as_mut() {
             u.read = true;
         }
+        // At the mark, the byte leaves the stream now (as upstream's
+        // `smc_rx_recv_urg` moves the consumer cursor past it): the peer
+        // writes nothing after an urgent byte until it is consumed, and
+        // this reader may wait for what follows without reading in-band.
+        let _ = take_urgent_at_mark(conn);
     }
     Ok(msg.copy_out(&[byte]))
 }
@@ -298,7 +318,14 @@ pub(crate) fn urgent_pending(conn: &Conn) -> bool {
 /// Whether a read would not block (poll's `EPOLLIN`), and whether
 /// reading is shut down: the peer is done writing or `SHUT_RD`
 /// (`EPOLLRDHUP`).
-pub(crate) fn readable(conn: &Conn) -> (bool, bool) {
+/// `oob_inline` is the socket's `SO_OOBINLINE`. A reader at the urgent
+/// mark whose urgent byte arrived has it taken out of the stream here, as
+/// by a read: a poller waiting for what follows it (without reading the
+/// byte, or in-band) would wait forever otherwise, as the peer writes
+/// nothing after an urgent byte until it is consumed. Process context.
+pub(crate) fn readable(conn: &Conn, oob_inline: bool) -> (bool, bool) {
+    conn.shared.lock().oob_inline = oob_inline;
+    let _ = take_urgent_at_mark(conn);
     let shut = conn.shared.lock().rcv_shutdown;
     match avail(conn) {
         Ok(Avail::Bytes(_)) => (true, shut),
