@@ -24,7 +24,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
 peer=10.10.0.$((3 - SMC_VM))
-pair_tag=badmtu
+pair_tag=clcfaults
 port=7440
 knob=/sys/kernel/debug/smc_rs/inject
 pair_modules

@@ -14,9 +14,8 @@ use super::keepalive::{self, Verdict};
 use super::lgr::{Joining, LinkGroup};
 use super::link::{LinkState, Role};
 use super::llc;
-use super::setups::{Choice, Setup, Setups, CLIENT_PATIENCE_MS, SERVER_PATIENCE_MS};
+use super::setups::{Setup, Setups, CLIENT_PATIENCE_MS, SERVER_PATIENCE_MS};
 use crate::ib::{DeviceUsers, SmcIbDevice};
-use crate::sys::errno::ENOMEM;
 use crate::sys::print::smc_dbg;
 use crate::sys::sync::RcuPointer;
 use crate::sys::ticker::Ticker;
@@ -57,10 +56,7 @@ impl LgrRegistry {
                 Some(l.clone())
             })
         };
-        match Setups::wait_for(&self.setups, key, CLIENT_PATIENCE_MS, false, find) {
-            Ok(Choice::Found(l)) => Some(l),
-            _ => None,
-        }
+        Setups::find_waiting(&self.setups, &key, CLIENT_PATIENCE_MS, find)
     }
 
     /// Announces the link group a client makes for a server's first
@@ -68,24 +64,20 @@ impl LgrRegistry {
     ///
     /// [`client_join`]: Self::client_join
     pub(crate) fn client_setup(&self, net: u64, a: &SmcrAcceptConfirm) -> Result<Setup> {
-        let key = client_key(net, a);
-        match Setups::wait_for(&self.setups, key, 0, true, || None::<()>)? {
-            Choice::New(s) => Ok(s),
-            _ => Err(ENOMEM.into()),
-        }
+        Setups::begin(&self.setups, client_key(net, a))
     }
 
     /// The link group for a proposal of namespace `net` from the client
     /// with `systemid` whose RoCE port is `gid`: a live one with room, a
     /// place in it taken (held until the connection is in its table), or
-    /// else the setup of a new one. Waits a little while another handshake
+    /// else (`Err`) the setup of a new one. Waits a little while another handshake
     /// makes one to the same client (see [`setups`]).
     pub(crate) fn server_choice(
         &self,
         net: u64,
         systemid: &[u8; 8],
         gid: &[u8; 16],
-    ) -> Result<Choice<Joining>> {
+    ) -> Result<core::result::Result<Joining, Setup>> {
         let key = LgrIdentity {
             net,
             role: Role::Server.wire(),
@@ -98,7 +90,7 @@ impl LgrRegistry {
             joining.lgr().link.activity.reused();
             Some(joining)
         };
-        Setups::wait_for(&self.setups, key, SERVER_PATIENCE_MS, true, find)
+        Setups::find_or_begin(&self.setups, key, SERVER_PATIENCE_MS, find)
     }
 
     /// The first live link group that admits `want` and for which `take`

@@ -66,11 +66,10 @@ fn rmb_offset(conn: &Conn, pos: u64) -> usize {
     (pos % u64::from(conn.rmb_size().max(1))) as usize
 }
 
-/// The reader is at the urgent mark and the urgent byte, still in the
-/// stream, arrived.
-fn urgent_arrived_at_mark(conn: &Conn) -> bool {
-    let sh = conn.shared.lock();
-    pending_mark(&sh) == Some(sh.rx_cons) && sh.rx_prod > sh.rx_cons
+/// The reader is at the urgent mark and the urgent byte (there since it
+/// was announced with it) is still in the stream.
+fn at_pending_mark(sh: &ConnShared) -> bool {
+    pending_mark(sh) == Some(sh.rx_cons)
 }
 
 /// Takes the urgent byte out of the stream when the reader is at it: it
@@ -78,11 +77,8 @@ fn urgent_arrived_at_mark(conn: &Conn) -> bool {
 /// the peer at once (the peer writes nothing after an urgent byte before
 /// that). Process context.
 fn take_urgent_at_mark(conn: &Conn) -> Result {
-    {
-        let sh = conn.shared.lock();
-        if pending_mark(&sh) != Some(sh.rx_cons) {
-            return Ok(());
-        }
+    if !at_pending_mark(&conn.shared.lock()) {
+        return Ok(());
     }
     {
         let guard = conn.rmb.lock();
@@ -169,7 +165,8 @@ pub(crate) fn recv(
                 // Also once the urgent byte at the mark arrived: it is taken
                 // out of the stream above, so that the peer sends on.
                 let ready = || {
-                    !matches!(avail(conn), Ok(Avail::Empty)) || (!peek && urgent_arrived_at_mark(conn))
+                    !matches!(avail(conn), Ok(Avail::Empty))
+                        || (!peek && at_pending_mark(&conn.shared.lock()))
                 };
                 match wait(&ready) {
                     Ok(()) => continue,
@@ -324,9 +321,14 @@ pub(crate) fn urgent_pending(conn: &Conn) -> bool {
 /// byte, or in-band) would wait forever otherwise, as the peer writes
 /// nothing after an urgent byte until it is consumed. Process context.
 pub(crate) fn readable(conn: &Conn, oob_inline: bool) -> (bool, bool) {
-    conn.shared.lock().oob_inline = oob_inline;
-    let _ = take_urgent_at_mark(conn);
-    let shut = conn.shared.lock().rcv_shutdown;
+    let (at_mark, shut) = {
+        let mut sh = conn.shared.lock();
+        sh.oob_inline = oob_inline;
+        (at_pending_mark(&sh), sh.rcv_shutdown)
+    };
+    if at_mark {
+        let _ = take_urgent_at_mark(conn);
+    }
     match avail(conn) {
         Ok(Avail::Bytes(_)) => (true, shut),
         Ok(Avail::Eof) | Err(_) => (true, true),

@@ -13,7 +13,7 @@ use super::lgr::LinkGroup;
 use super::link::{PeerLink, Role};
 use super::llc;
 use super::registry::LgrRegistry;
-use super::setups::{Choice, Setup};
+use super::setups::Setup;
 use crate::ib::SmcrV2Device;
 use crate::stats::tech::{self, BufferSource, Dir};
 use crate::sys::ib::buf::DmaBuf;
@@ -341,13 +341,10 @@ pub(crate) fn server_accept(
     };
     // The place taken in an existing link group counts against its limit
     // until the connection is in its table.
-    let choice = reg
-        .server_choice(waker.net().cookie(), &p.systemid, &p.gid)
-        .map_err(|_| DeclineReason::Other(DECL_MEM))?;
-    let (joining, setup) = match choice {
-        Choice::Found(j) => (Some(j), None),
-        Choice::New(s) => (None, Some(s)),
-        Choice::None => return Err(DeclineReason::Other(DECL_MEM)),
+    let (joining, setup) = match reg.server_choice(waker.net().cookie(), &p.systemid, &p.gid) {
+        Ok(Ok(j)) => (Some(j), None),
+        Ok(Err(s)) => (None, Some(s)),
+        Err(_) => return Err(DeclineReason::Other(DECL_MEM)),
     };
     let (lgr, first_contact) = match &joining {
         Some(j) => (j.lgr().clone(), false),

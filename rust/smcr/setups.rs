@@ -9,9 +9,10 @@
 //! (up to the CLC timeout) and for its link's confirmation, and the same on
 //! the client: one silent client (or server) stalls every SMC-R handshake
 //! of the host, in every namespace. Here a handshake that makes a link
-//! group says so ([`Setups::begin`]); a later handshake toward the same
-//! peer, in the same namespace, that finds no link group ready waits
-//! ([`Setups::wait_for`]) while one being made could still come up — up to
+//! group says so ([`Setups::begin`], [`Setups::find_or_begin`]); a later
+//! handshake toward the same peer, in the same namespace, that finds no
+//! link group ready waits ([`Setups::find_waiting`]) while one being made
+//! could still come up — up to
 //! [`SERVER_PATIENCE_MS`] after that one began, on the server — and then
 //! joins it, or makes its own. Handshakes toward other peers or in other
 //! namespaces never wait for each other.
@@ -22,6 +23,7 @@
 
 use crate::wire::lgr_match::LgrIdentity;
 use kernel::prelude::*;
+use kernel::sync::lock::{mutex::MutexBackend, Guard};
 use kernel::sync::{new_condvar, new_mutex, Arc, CondVar, CondVarTimeoutResult, Mutex};
 use kernel::time::{ktime_ms_delta, msecs_to_jiffies, Ktime};
 
@@ -56,16 +58,6 @@ pub(crate) struct Setups {
     ended: CondVar,
 }
 
-/// What [`Setups::wait_for`] came to.
-pub(crate) enum Choice<R> {
-    /// The lookup found a link group.
-    Found(R),
-    /// None was found; the caller makes a new one, announced by this.
-    New(Setup),
-    /// None was found and none is to be made.
-    None,
-}
-
 /// A link group this handshake is making; dropped once the link group is
 /// in the registry or was given up, which wakes the handshakes waiting
 /// for it.
@@ -84,50 +76,83 @@ impl Setups {
 
     /// Looks up with `find` until it finds a link group, waiting while one
     /// toward `key`'s peer is being made and began less than `patience_ms`
-    /// ago. Found nothing: with `begin`, announces the caller's own setup
-    /// (under the same lock: concurrent handshakes make one, not one each).
-    /// A signal ends the wait (the lookup is tried once more).
-    pub(crate) fn wait_for<R>(
+    /// ago; `None` when it found none. A signal ends the wait (the lookup
+    /// is tried once more).
+    pub(crate) fn find_waiting<R>(
+        this: &Arc<Self>,
+        key: &LgrIdentity,
+        patience_ms: u32,
+        find: impl FnMut() -> Option<R>,
+    ) -> Option<R> {
+        let mut entries = this.entries.lock();
+        this.wait(&mut entries, key, patience_ms, find)
+    }
+
+    /// As [`find_waiting`](Self::find_waiting); when it finds none, the
+    /// caller's own setup toward `key`'s peer, announced under the same
+    /// lock (concurrent handshakes make one link group, not one each).
+    pub(crate) fn find_or_begin<R>(
         this: &Arc<Self>,
         key: LgrIdentity,
         patience_ms: u32,
-        begin: bool,
-        mut find: impl FnMut() -> Option<R>,
-    ) -> Result<Choice<R>> {
+        find: impl FnMut() -> Option<R>,
+    ) -> Result<core::result::Result<R, Setup>> {
         let mut entries = this.entries.lock();
-        let mut interrupted = false;
+        if let Some(r) = this.wait(&mut entries, &key, patience_ms, find) {
+            return Ok(Ok(r));
+        }
+        Self::announce(this, &mut entries, key).map(Err)
+    }
+
+    /// Announces the caller's own setup toward `key`'s peer, without
+    /// looking for one (a client told to make a new link group).
+    pub(crate) fn begin(this: &Arc<Self>, key: LgrIdentity) -> Result<Setup> {
+        let mut entries = this.entries.lock();
+        Self::announce(this, &mut entries, key)
+    }
+
+    fn wait<R>(
+        &self,
+        entries: &mut Guard<'_, KVec<Option<Entry>>, MutexBackend>,
+        key: &LgrIdentity,
+        patience_ms: u32,
+        mut find: impl FnMut() -> Option<R>,
+    ) -> Option<R> {
         loop {
             if let Some(r) = find() {
-                return Ok(Choice::Found(r));
-            }
-            if interrupted {
-                break;
+                return Some(r);
             }
             let now = Ktime::ktime_get();
+            // The youngest setup to the same peer: how long it stays worth
+            // waiting for (at most `patience_ms`: times only go forward).
             let left = entries
                 .iter()
                 .flatten()
-                .filter(|e| e.key.admits(&key))
+                .filter(|e| e.key.admits(key))
                 .map(|e| i64::from(patience_ms) - ktime_ms_delta(now, e.began))
                 .max()
                 .unwrap_or(0);
             if left <= 0 {
-                break;
+                return None;
             }
-            let jiffies = msecs_to_jiffies(left.min(i64::from(patience_ms)) as u32);
+            let jiffies = msecs_to_jiffies(left as u32);
             if let CondVarTimeoutResult::Signal { .. } =
-                this.ended.wait_interruptible_timeout(&mut entries, jiffies)
+                self.ended.wait_interruptible_timeout(entries, jiffies)
             {
-                interrupted = true;
+                return find();
             }
         }
-        if !begin {
-            return Ok(Choice::None);
-        }
-        let entry = Entry {
+    }
+
+    fn announce(
+        this: &Arc<Self>,
+        entries: &mut Guard<'_, KVec<Option<Entry>>, MutexBackend>,
+        key: LgrIdentity,
+    ) -> Result<Setup> {
+        let entry = Some(Entry {
             key,
             began: Ktime::ktime_get(),
-        };
+        });
         let slot = match entries.iter().position(Option::is_none) {
             Some(i) => i,
             None => {
@@ -136,12 +161,12 @@ impl Setups {
             }
         };
         if let Some(s) = entries.get_mut(slot) {
-            *s = Some(entry);
+            *s = entry;
         }
-        Ok(Choice::New(Setup {
+        Ok(Setup {
             setups: this.clone(),
             slot,
-        }))
+        })
     }
 
     fn end(&self, slot: usize) {
