@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The CLC handshake over the clcsock (RFC 7609, section 3.7; SMC-Rv2);
-//! the memory of peers that echo the SMC TCP option without speaking CLC is
-//! [`non_clc`].
+//! what a client remembers of the peers it offered SMC to is [`peers`].
 
-pub(crate) mod non_clc;
+pub(crate) mod peers;
 
 use crate::ib::{find_smcr_v2_device, local_systemid, SmcrV2Device};
 use crate::smcr::conn::Conn;
@@ -51,6 +50,11 @@ pub(crate) enum ClientOutcome {
     /// a stack that reflects unknown options): this connection is unusable
     /// and must be made again without the option.
     NotClc(ClcError),
+    /// The peer echoed the option and then sent nothing within the CLC
+    /// wait: a peer without CLC whose application waits for ours to speak,
+    /// or a CLC server too busy to answer in time. This connection is made
+    /// again without the option either way.
+    Silent,
 }
 
 /// What a client can offer: an SMC-Rv2 device on the route to the peer,
@@ -130,6 +134,7 @@ pub(crate) fn client_handshake(net: &Net, clc: &KernelSocket) -> Result<ClientOu
 
     let header = match recv_message(clc, &mut buf) {
         Ok(h) => h,
+        Err(RecvError::Silent) => return Ok(ClientOutcome::Silent),
         Err(RecvError::Clc(e)) => return Ok(ClientOutcome::NotClc(e)),
         Err(RecvError::Os(e)) => return Err(e),
     };
@@ -268,11 +273,7 @@ fn client_smcr(clc: &KernelSocket, o: &Offer, a: &SmcrAcceptConfirm) -> Result<C
     let mut buf = [0u8; MAX_MESSAGE_LEN];
     let mut confirm = cc.confirm;
     confirm.qp_mtu = inject::clc_qp_mtu(confirm.qp_mtu);
-    let hold = inject::confirm_hold_ms();
-    if hold > 0 {
-        // The server says nothing before our Confirm: this waits the time.
-        let _ = clc.peek_exact(&mut [0u8; 1], hold);
-    }
+    hold_back(clc, inject::Fault::LateConfirm);
     let sent = confirm
         .encode(&mut buf)
         .map_err(|_| Error::from(EINVAL))
@@ -298,6 +299,16 @@ fn client_smcr(clc: &KernelSocket, o: &Offer, a: &SmcrAcceptConfirm) -> Result<C
     drop(cc.setup);
     smc_dbg!("client: SMC-R connection up, token {:#x}", cc.conn.token);
     Ok(ClientOutcome::Smcr(cc.conn))
+}
+
+/// Holds the CLC message about to be sent back while `fault` says so (a
+/// test's slow peer). The peer says nothing before it: this waits the
+/// time, or until the peer gives up on the connection.
+fn hold_back(clc: &KernelSocket, fault: inject::Fault) {
+    let hold = inject::clc_hold_ms(fault);
+    if hold > 0 {
+        let _ = clc.peek_exact(&mut [0u8; 1], hold);
+    }
 }
 
 /// The device and the client's terms for a proposal that offers SMC-Rv2:
@@ -357,6 +368,7 @@ fn server_smcr(clc: &KernelSocket, dev: &SmcrV2Device, cp: &ClientProposal) -> S
     let mut buf = [0u8; MAX_MESSAGE_LEN];
     let mut accept = sc.accept;
     accept.qp_mtu = inject::clc_qp_mtu(accept.qp_mtu);
+    hold_back(clc, inject::Fault::LateAccept);
     let sent = accept
         .encode(&mut buf)
         .map_err(|_| Error::from(EINVAL))
@@ -586,6 +598,8 @@ enum RecvError {
     Clc(ClcError),
     /// The socket failed (signal, reset, ...).
     Os(Error),
+    /// Nothing at all came within the wait.
+    Silent,
 }
 
 /// Reads one whole CLC message into `buf`, header first.
@@ -600,6 +614,15 @@ fn recv_message(
             RecvError::Os(e)
         }
     };
+    // Only a peer that sent nothing at all is silent: a message begun and
+    // not finished in time is broken CLC.
+    let mut first = [0u8; 1];
+    match clc.peek_exact(&mut first, CLC_WAIT_MS) {
+        Ok(1) => {}
+        Err(e) if e == EAGAIN => return Err(RecvError::Silent),
+        Ok(_) => return Err(RecvError::Clc(ClcError::Truncated)),
+        Err(e) => return Err(RecvError::Os(e)),
+    }
     let n = clc
         .recv_exact(&mut buf[..HEADER_LEN], CLC_WAIT_MS)
         .map_err(timed_out)?;

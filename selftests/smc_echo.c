@@ -23,7 +23,8 @@
  * that closes without accepting any while their handshakes are under way;
  * every client must end (connected then reset, or refused) within 30 s. With -x, the server plays a hostile peer: a
  * connection that starts with a CLC proposal is answered with HOSTILE bytes
- * (garbage, truncated, oversized, badversion, badlength, decline, and
+ * (garbage, truncated, oversized, badversion, badlength, decline,
+ * syncdecline: a decline that says the link groups are out of sync, and
  * slowdecline: the decline after 1.5 s) before the
  * echo; a client that then resets the connection just loses it. -L sets
  * SMC_LIMIT_HS on the listener, -B its backlog. With -X, the
@@ -126,9 +127,17 @@ static size_t hostile_answer(unsigned char *b)
 	/*
 	 * "decline": a valid v2 decline, PEERNOSMC: the client falls back on
 	 * this connection; "slowdecline": the same after 1.5 s.
+	 * "syncdecline": SYNCERR with the first contact bit (upstream's "your
+	 * link group is out of sync"), sent before the client has any link
+	 * group with us: the client falls back (upstream's crashed on one
+	 * before 6.12.118).
 	 */
 	b[6] = 44; b[7] = 0x20;
 	b[16] = 0x03; b[17] = 0x01;
+	if (!strcmp(hostile, "syncdecline")) {
+		b[7] = 0x28; /* version 2, typev2 with the first contact bit */
+		b[16] = 0x04; b[17] = 0x00;
+	}
 	b[20] = 0x20;
 	memcpy(b + 40, smcr_eyecatcher, 4);
 	return 44;

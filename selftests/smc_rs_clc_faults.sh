@@ -20,6 +20,13 @@
 # made one second at most, then makes its own), then B too; all four over
 # SMC-R by both modules' statistics, with no handshake error and no
 # fallback, and rxe carried the payload.
+#
+# A busy server is no server without CLC: the server arms knob 10 (its
+# next Accept is held back 7 s; a client waits 6 s for it). The client
+# makes that connection again without the option (echoed intact over
+# TCP), but it heard this server speak CLC before: its next connection
+# offers SMC again and runs over SMC-R. A client that took the silence
+# for a peer without CLC would skip SMC towards it for ten minutes.
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
@@ -120,5 +127,41 @@ run_test "smc_rs $side, the slow client: 4 SMC-Rv2 connections, no handshake err
 run_test "smc_rs $side, the slow client: rxe carried the payload" rxe_moved $((4 * 65536))
 pair_signal done-slow
 pair_await done-slow 120
+
+# busy_server_client: the connection whose Accept is late, then one more.
+busy_server_client() {
+	local fb
+	fb=$(smc_stat "  TCP fallback")
+	timeout 60 smc_echo client -f smc -a "$peer" -p "$port" -s 65536 -w 30 || return 1
+	fallbacks_rose "$fb" || return 1
+	before_smcr
+	timeout 60 smc_echo client -f smc -a "$peer" -p "$port" -s 65536 -w 30 || return 1
+	smcr_stats_moved 1
+}
+# busy_server_server: two connections, the first with its Accept late:
+# one SMC-R connection and one fallback more.
+busy_server_server() {
+	local c f
+	timeout 120 smc_echo server -f smc -p "$port" -n 2 || return 1
+	c=$(smc_stat "  SMC connections") f=$(smc_stat "  TCP fallback")
+	echo "SMC connections $stat_conns -> $c, fallback $stat_fback -> $f (want +1 each)"
+	[ "$(cat "$knob")" = 0 ] || { echo "the late Accept never went"; return 1; }
+	[ $((c - stat_conns)) -eq 1 ] && [ $((f - stat_fback)) -eq 1 ]
+}
+port=7443
+before_smcr
+[ "$side" = server ] && echo 10 >"$knob"
+pair_signal busy
+pair_await busy 60
+if [ "$side" = server ]; then
+	run_test "smc_rs server, its Accept 7 s late: the client's second try over TCP, its next connection over SMC-R (server side)" \
+		busy_server_server
+else
+	run_test "smc_rs client, the server's Accept 7 s late: echoed over TCP, and the next connection still offers SMC and runs over SMC-R" \
+		busy_server_client
+fi
+echo 0 >"$knob"
+pair_signal done-busy
+pair_await done-busy 120
 run_test "smc_rs unloads after the CLC faults ($side side)" unload_smc_rs
 exit 0

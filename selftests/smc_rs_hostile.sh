@@ -87,11 +87,18 @@ moved() {
 	done
 }
 
-# The RC queue pairs on rxe0 (local QP numbers), from rdma's resource list.
+# The RC queue pairs on rxe0 (local QP numbers), from rdma's resource list
+# ("link rxe0/1 lqpn N type RC state ..." a line; read without a python
+# start, which costs seconds in a guest).
 rc_qps() {
-	rdma -j res show qp link rxe0/1 | "$py" -c '
-import json, sys
-print(" ".join(sorted(str(q["lqpn"]) for q in json.load(sys.stdin) if q.get("type") == "RC")))'
+	rdma res show qp link rxe0/1 | awk '{
+		q = t = ""
+		for (i = 1; i < NF; i++) {
+			if ($i == "lqpn") q = $(i + 1)
+			if ($i == "type") t = $(i + 1)
+		}
+		if (t == "RC" && q != "") print q
+	}' | sort -n | xargs
 }
 
 # case: knob value, name, how the server's counters must move, what the

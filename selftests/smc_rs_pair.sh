@@ -57,7 +57,7 @@ echo_option_peer() {
 # peers that failed CLC. The smc_rs client must fall back (a valid decline)
 # or reconnect without the option (anything else), with data intact and no
 # kernel splat. A reconnect costs the server one extra connection.
-hostile_modes="garbage truncated oversized badversion badlength decline"
+hostile_modes="garbage truncated oversized badversion badlength decline syncdecline"
 
 hostile_peers() {
 	local i=20 mode pids=() rc=0 n
@@ -65,7 +65,7 @@ hostile_peers() {
 	for mode in $hostile_modes; do
 		i=$((i + 1))
 		n=2
-		[ "$mode" = decline ] && n=1
+		case "$mode" in decline | syncdecline) n=1 ;; esac
 		ip addr add "10.10.0.$i/24" dev eth0
 		timeout 120 smc_echo server -f inet -b "10.10.0.$i" -p 7107 -n "$n" -x "$mode" &
 		pids+=($!)
@@ -80,7 +80,7 @@ hostile_peers() {
 	for i in $(seq 21 "$slow"); do ip addr del "10.10.0.$i/24" dev eth0; done
 	return $rc
 }
-slow=27
+slow=28
 
 if [ "$SMC_VM" = 2 ]; then
 	run_test "TCP server echoing the SMC option without CLC (server side)" echo_option_peer

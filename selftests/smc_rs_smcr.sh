@@ -172,11 +172,19 @@ device_lost() {
 	timeout 120 smc_echo client -f smc -a "$peer" -p 7301 -s 67108864 -w 90 &
 	pid=$!
 	# Once the connection runs over SMC-R (as the module's smc_diag says),
-	# a moment into the transfer.
+	# a moment into the transfer. A connection that never does (a
+	# fallback) proves nothing here.
+	local smcr=0
 	for _ in $(seq 300); do
-		"$SMC_TOP/tools/target/release/smcss" -a 2>/dev/null | grep -q SMCR && break
+		"$SMC_TOP/tools/target/release/smcss" -a 2>/dev/null | grep -q SMCR && smcr=1 && break
 		sleep 0.1
 	done
+	if [ "$smcr" = 0 ]; then
+		echo "the connection did not run over SMC-R"
+		kill "$pid"
+		wait "$pid"
+		return 1
+	fi
 	sleep 1
 	"$SMC_TOP/tools/target/release/smcss" -a
 	rdma link delete rxe0 || return 1

@@ -5,7 +5,7 @@
 //! of calls that come while it runs.
 
 use super::sock::{clc, enter_smcr, switch_to_fallback, Guard, SmcSock, SmcState, Sock, CONNECT_WORK};
-use crate::clc::non_clc::NonClcPeers;
+use crate::clc::peers::PeerMemory;
 use crate::clc::{client_handshake, nothing_to_propose, ClientOutcome};
 use crate::smcr::conn::Conn;
 use crate::stats::{count, Event, Side};
@@ -135,7 +135,12 @@ pub(super) fn finish_connect(sk: &SmcSk<SmcSock>) {
 }
 
 /// Peers that echo the SMC option without speaking CLC, for all namespaces.
-static NON_CLC_PEERS: NonClcPeers = NonClcPeers::new();
+static NON_CLC_PEERS: PeerMemory = PeerMemory::new();
+/// Peers that answered our proposal in CLC lately: a silence of theirs is
+/// load (a server's handshakes queue up), and does not put them among
+/// [`NON_CLC_PEERS`], which would take SMC away from every later
+/// connection to them for ten minutes.
+static CLC_PEERS: PeerMemory = PeerMemory::new();
 
 /// A connect that offers SMC: TCP handshake with the SMC option, then the
 /// CLC handshake. A peer that echoed the option without speaking CLC gets the
@@ -212,7 +217,23 @@ enum Connected {
 /// (no socket lock needed): CLC, and for a peer that echoed the option
 /// without speaking CLC a new connection without it.
 fn clc_connect(net: &Net, clc: &KernelSocket, addr: SockAddr<'_>, flags: i32) -> Result<Connected> {
-    match client_handshake(net, clc) {
+    // Made again without the option: the peer's application may have our
+    // proposal as its first bytes.
+    let reconnect = || -> Result<Connected> {
+        count(net, Side::Client, Event::HandshakeError);
+        clc.disconnect()?;
+        clc.set_syn_smc(false);
+        clc.connect(addr, flags)?;
+        Ok(Connected::Fallback(DeclineReason::PeerNoSmc, 0))
+    };
+    let outcome = client_handshake(net, clc);
+    if matches!(
+        outcome,
+        Ok(ClientOutcome::Smcr(_) | ClientOutcome::Declined { .. })
+    ) {
+        CLC_PEERS.insert(net, &addr);
+    }
+    match outcome {
         Ok(ClientOutcome::Smcr(conn)) => Ok(Connected::Smcr(conn)),
         Ok(ClientOutcome::PeerNoSmc) => Ok(Connected::Fallback(DeclineReason::PeerNoSmc, 0)),
         Ok(ClientOutcome::Declined {
@@ -224,13 +245,19 @@ fn clc_connect(net: &Net, clc: &KernelSocket, addr: SockAddr<'_>, flags: i32) ->
                 "client: peer echoed the SMC option without CLC ({:?}), reconnecting",
                 e
             );
-            count(net, Side::Client, Event::HandshakeError);
             count(net, Side::Client, Event::NonClcPeer);
             NON_CLC_PEERS.insert(net, &addr);
-            clc.disconnect()?;
-            clc.set_syn_smc(false);
-            clc.connect(addr, flags)?;
-            Ok(Connected::Fallback(DeclineReason::PeerNoSmc, 0))
+            reconnect()
+        }
+        Ok(ClientOutcome::Silent) if CLC_PEERS.contains(net, &addr) => {
+            smc_dbg!("client: no CLC answer in time from a peer that speaks CLC, reconnecting");
+            reconnect()
+        }
+        Ok(ClientOutcome::Silent) => {
+            smc_dbg!("client: peer echoed the SMC option and stayed silent, reconnecting");
+            count(net, Side::Client, Event::NonClcPeer);
+            NON_CLC_PEERS.insert(net, &addr);
+            reconnect()
         }
         // A signal or a reset in the middle of the handshake: the stream may
         // hold half a CLC message, so this connection cannot be used. Drop

@@ -16,6 +16,7 @@
 //! | 7 | after the CDC message, on its link, an SMC-Rv2 DELETE RKEY request of 30 rkeys (128 bytes: longer than a receive slot's 48-byte buffer) |
 //! | 8 | not a CDC message: the next SMC-R CLC Accept or Confirm this side sends names `qp_mtu` 0 |
 //! | 9 | not a CDC message: the next SMC-R CLC Confirm this client sends goes out 4 s late (a slow client; a server waits 6 s for it) |
+//! | 10 | not a CDC message: the next SMC-R CLC Accept this server sends is held back 7 s (a busy server; a client waits 6 s for it) |
 //!
 //! 7 is well-formed: it tests that the peer receives long SMC-Rv2 LLC
 //! messages whole (see [`rxbufs`](super::link::rxbufs)). Other values do nothing. The copies of 2 and 3 also carry a producer cursor outside any ring: a
@@ -60,6 +61,8 @@ pub(crate) enum Fault {
     ZeroQpMtu = 8,
     /// An SMC-R CLC Confirm held back.
     LateConfirm = 9,
+    /// An SMC-R CLC Accept held back.
+    LateAccept = 10,
 }
 
 /// The fault armed now, if any (one relaxed load).
@@ -74,6 +77,7 @@ pub(crate) fn armed() -> Option<Fault> {
         7 => Some(Fault::LongLlc),
         8 => Some(Fault::ZeroQpMtu),
         9 => Some(Fault::LateConfirm),
+        10 => Some(Fault::LateAccept),
         _ => None,
     }
 }
@@ -94,14 +98,20 @@ pub(crate) fn clc_qp_mtu(mtu: u8) -> u8 {
     0
 }
 
-/// How long the SMC-R CLC Confirm about to be sent is held back, in
-/// milliseconds: 0, or 4000 when fault 9 is armed (then disarmed).
-pub(crate) fn confirm_hold_ms() -> u32 {
-    if armed() != Some(Fault::LateConfirm) || !take(Fault::LateConfirm) {
+/// How long the SMC-R CLC `fault` ([`Fault::LateConfirm`] or
+/// [`Fault::LateAccept`]) holds back the message about to be sent, in
+/// milliseconds: 0 unless it is armed (then it is disarmed).
+pub(crate) fn clc_hold_ms(fault: Fault) -> u32 {
+    let ms = match fault {
+        Fault::LateConfirm => 4000,
+        Fault::LateAccept => 7000,
+        _ => return 0,
+    };
+    if armed() != Some(fault) || !take(fault) {
         return 0;
     }
-    smc_dbg!("inject: the CLC Confirm is held back 4 s");
-    4000
+    smc_dbg!("inject: the CLC message is held back {} ms ({:?})", ms, fault);
+    ms
 }
 
 /// Creates `smc_rs/` in debugfs with the knob, the counters of refused

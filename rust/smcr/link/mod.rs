@@ -470,7 +470,8 @@ impl Link {
         let mut copy = self.rx_long.lock();
         let n = match self.take_rx(slot, len, copy.as_mut_slice(), |_| false) {
             Ok((n, _)) => n,
-            Err(_) => {
+            Err(e) => {
+                smc_dbg!("link: receive slot {} not posted again ({:?})", slot, e);
                 drop(copy);
                 self.link_down();
                 return;

@@ -422,7 +422,8 @@ impl QpHandler for Link {
         let is_long = |head: &[u8]| len > LLC_LEN && head.first() != Some(&CDC_MSG_TYPE);
         let (n, held) = match self.take_rx(slot, len, &mut msg, is_long) {
             Ok(taken) => taken,
-            Err(_) => {
+            Err(e) => {
+                smc_dbg!("link: receive slot {} not posted again ({:?})", slot, e);
                 self.link_down();
                 return;
             }
@@ -445,6 +446,9 @@ impl QpHandler for Link {
     }
 
     fn reg_done(&self, status: WcStatus) {
+        if status != WcStatus::Success {
+            smc_dbg!("link: memory registration completed with {:?}", status);
+        }
         self.llc.lock().reg_done = Some(status == WcStatus::Success);
         self.llc_wait.notify_all();
     }

@@ -1,25 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The memory of peers that echo the SMC TCP option without speaking CLC
-//! (a middlebox, or a stack that reflects unknown options): connections to
-//! them skip SMC for a while.
+//! What a client remembers of the peers it offered SMC to: those that
+//! echoed the SMC TCP option without speaking CLC (a middlebox, or a stack
+//! that reflects unknown options: connections to them skip SMC for a
+//! while), and those that answered in CLC (a later silence of theirs is a
+//! busy server, not a missing CLC: it does not make them the former).
 
 use crate::sys::args::SockAddr;
 use crate::sys::net::Net;
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::time::Ktime;
 
-/// Peers (by address, per network namespace) that echoed the SMC option
-/// without speaking CLC: connections to them skip SMC for a while.
+/// Peers (by address, per network namespace) remembered for a while.
 ///
 /// A small lock-free table: each slot holds a 32-bit hash of namespace and
 /// address and the second until which the entry holds. A collision can only
-/// make a connection skip SMC needlessly, never break it.
-pub(crate) struct NonClcPeers {
+/// make a connection skip SMC needlessly (or offer it once more), never
+/// break it.
+pub(crate) struct PeerMemory {
     slots: [AtomicU64; Self::SLOTS],
 }
 
-impl NonClcPeers {
+impl PeerMemory {
     const SLOTS: usize = 64;
     /// How long a peer stays remembered.
     const HOLD_SECS: u32 = 600;
@@ -27,7 +29,7 @@ impl NonClcPeers {
     pub(crate) const fn new() -> Self {
         #[allow(clippy::declare_interior_mutable_const)]
         const EMPTY: AtomicU64 = AtomicU64::new(0);
-        NonClcPeers {
+        PeerMemory {
             slots: [EMPTY; Self::SLOTS],
         }
     }
@@ -47,7 +49,7 @@ impl NonClcPeers {
         (Ktime::ktime_get().to_ms() / 1000) as u32
     }
 
-    /// Remembers `addr` as a peer that does not speak CLC.
+    /// Remembers `addr` (again) from now on.
     pub(crate) fn insert(&self, net: &Net, addr: &SockAddr<'_>) {
         let Some(ip) = addr.ip() else { return };
         let key = Self::key(net, ip);
@@ -57,7 +59,7 @@ impl NonClcPeers {
         }
     }
 
-    /// Whether `addr` is a remembered peer that does not speak CLC.
+    /// Whether `addr` is remembered.
     pub(crate) fn contains(&self, net: &Net, addr: &SockAddr<'_>) -> bool {
         let Some(ip) = addr.ip() else { return false };
         let key = Self::key(net, ip);
