@@ -4,6 +4,10 @@
 //! what a client remembers of the peers it offered SMC to is [`peers`].
 
 pub(crate) mod peers;
+mod recv;
+
+pub(crate) use recv::CLC_WAIT_MS;
+use recv::{recv_message, RecvError};
 
 use crate::ib::{find_smcr_v2_device, local_systemid, SmcrV2Device};
 use crate::smcr::conn::Conn;
@@ -31,8 +35,6 @@ use kernel::sync::Arc;
 const SMC_RELEASE_1: u8 = 1;
 use kernel::prelude::*;
 
-/// How long a peer has to answer a CLC message (upstream's `CLC_WAIT_TIME`).
-pub(crate) const CLC_WAIT_MS: u32 = 6000;
 
 /// How a client's CLC handshake ended.
 pub(crate) enum ClientOutcome {
@@ -593,49 +595,3 @@ pub(crate) fn server_handshake(clc: &KernelSocket, first_wait_ms: u32) -> Server
     }
 }
 
-enum RecvError {
-    /// The peer's bytes are not a CLC message, or it said nothing in time.
-    Clc(ClcError),
-    /// The socket failed (signal, reset, ...).
-    Os(Error),
-    /// Nothing at all came within the wait.
-    Silent,
-}
-
-/// Reads one whole CLC message into `buf`, header first.
-fn recv_message(
-    clc: &KernelSocket,
-    buf: &mut [u8; MAX_MESSAGE_LEN],
-) -> core::result::Result<Header, RecvError> {
-    let timed_out = |e: Error| {
-        if e == EAGAIN {
-            RecvError::Clc(ClcError::Truncated)
-        } else {
-            RecvError::Os(e)
-        }
-    };
-    // Only a peer that sent nothing at all is silent: a message begun and
-    // not finished in time is broken CLC.
-    let mut first = [0u8; 1];
-    match clc.peek_exact(&mut first, CLC_WAIT_MS) {
-        Ok(1) => {}
-        Err(e) if e == EAGAIN => return Err(RecvError::Silent),
-        Ok(_) => return Err(RecvError::Clc(ClcError::Truncated)),
-        Err(e) => return Err(RecvError::Os(e)),
-    }
-    let n = clc
-        .recv_exact(&mut buf[..HEADER_LEN], CLC_WAIT_MS)
-        .map_err(timed_out)?;
-    if n < HEADER_LEN {
-        return Err(RecvError::Clc(ClcError::Truncated));
-    }
-    let header = Header::parse(&buf[..HEADER_LEN]).map_err(RecvError::Clc)?;
-    let len = header.length as usize;
-    let n = clc
-        .recv_exact(&mut buf[HEADER_LEN..len], CLC_WAIT_MS)
-        .map_err(timed_out)?;
-    if n < len - HEADER_LEN {
-        return Err(RecvError::Clc(ClcError::Truncated));
-    }
-    Ok(header)
-}
