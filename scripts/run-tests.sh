@@ -139,8 +139,19 @@ vm_run() {
 			"$here/splat-check.sh" "$f" | head -n 20 | sed 's/^/# splat: /'
 		done
 	fi
+	local failed_before=$failed
 	collect "$dir"
 	vm_times "$dir"
+	# Tests failed in this run: how the guests' SMC-R links fared (the
+	# first lines say what took a link down), for a reader of CI's tail.
+	if [ "$failed" -gt "$failed_before" ]; then
+		for f in "$dir"/vm*.dmesg; do
+			[ -f "$f" ] || continue
+			grep -E 'smc_rs: (link: |ib: rxe|smcr: device)|rxe0: .*(error|full)' "$f" |
+				awk '!/completion error Flushed/ || !flushed++' | head -n 8 |
+				sed "s|^|# ${f##*/}: |"
+		done
+	fi
 }
 
 # vm_times DIR: how long each VM took to reach its command, and the tests
