@@ -41,18 +41,20 @@ pub(super) fn recv_message(
         Ok(_) => return Err(RecvError::Clc(ClcError::Truncated)),
         Err(e) => return Err(RecvError::Os(e)),
     }
-    let n = clc
-        .recv_exact(&mut buf[..HEADER_LEN], CLC_WAIT_MS)
-        .map_err(timed_out)?;
+    let (head, rest) = buf.split_at_mut(HEADER_LEN);
+    let n = clc.recv_exact(head, CLC_WAIT_MS).map_err(timed_out)?;
     if n < HEADER_LEN {
         return Err(RecvError::Clc(ClcError::Truncated));
     }
-    let header = Header::parse(&buf[..HEADER_LEN]).map_err(RecvError::Clc)?;
-    let len = header.length as usize;
-    let n = clc
-        .recv_exact(&mut buf[HEADER_LEN..len], CLC_WAIT_MS)
-        .map_err(timed_out)?;
-    if n < len - HEADER_LEN {
+    // `Header::parse` bounds the length by the header and the buffer.
+    let header = Header::parse(head).map_err(RecvError::Clc)?;
+    let body = usize::from(header.length)
+        .checked_sub(HEADER_LEN)
+        .and_then(|n| rest.get_mut(..n))
+        .ok_or(RecvError::Clc(ClcError::BadLength))?;
+    let want = body.len();
+    let n = clc.recv_exact(body, CLC_WAIT_MS).map_err(timed_out)?;
+    if n < want {
         return Err(RecvError::Clc(ClcError::Truncated));
     }
     Ok(header)
