@@ -226,20 +226,19 @@ fn clc_connect(net: &Net, clc: &KernelSocket, addr: SockAddr<'_>, flags: i32) ->
         clc.connect(addr, flags)?;
         Ok(Connected::Fallback(DeclineReason::PeerNoSmc, 0))
     };
-    let outcome = client_handshake(net, clc);
-    if matches!(
-        outcome,
-        Ok(ClientOutcome::Smcr(_) | ClientOutcome::Declined { .. })
-    ) {
-        CLC_PEERS.insert(net, &addr);
-    }
-    match outcome {
-        Ok(ClientOutcome::Smcr(conn)) => Ok(Connected::Smcr(conn)),
+    match client_handshake(net, clc) {
+        Ok(ClientOutcome::Smcr(conn)) => {
+            CLC_PEERS.insert(net, &addr);
+            Ok(Connected::Smcr(conn))
+        }
         Ok(ClientOutcome::PeerNoSmc) => Ok(Connected::Fallback(DeclineReason::PeerNoSmc, 0)),
         Ok(ClientOutcome::Declined {
             reason,
             peer_diagnosis,
-        }) => Ok(Connected::Fallback(reason, peer_diagnosis)),
+        }) => {
+            CLC_PEERS.insert(net, &addr);
+            Ok(Connected::Fallback(reason, peer_diagnosis))
+        }
         Ok(ClientOutcome::NotClc(e)) => {
             smc_dbg!(
                 "client: peer echoed the SMC option without CLC ({:?}), reconnecting",

@@ -32,17 +32,17 @@ pub(super) fn recv_message(
             RecvError::Os(e)
         }
     };
-    // Only a peer that sent nothing at all is silent: a message begun and
-    // not finished in time is broken CLC.
-    let mut first = [0u8; 1];
-    match clc.peek_exact(&mut first, CLC_WAIT_MS) {
-        Ok(1) => {}
-        Err(e) if e == EAGAIN => return Err(RecvError::Silent),
-        Ok(_) => return Err(RecvError::Clc(ClcError::Truncated)),
-        Err(e) => return Err(RecvError::Os(e)),
-    }
     let (head, rest) = buf.split_at_mut(HEADER_LEN);
-    let n = clc.recv_exact(head, CLC_WAIT_MS).map_err(timed_out)?;
+    // A timed-out wait that got some bytes returns them; only a peer that
+    // sent nothing at all ends in `EAGAIN`: it is silent. A message begun
+    // and not finished in time is broken CLC.
+    let n = clc.recv_exact(head, CLC_WAIT_MS).map_err(|e| {
+        if e == EAGAIN {
+            RecvError::Silent
+        } else {
+            RecvError::Os(e)
+        }
+    })?;
     if n < HEADER_LEN {
         return Err(RecvError::Clc(ClcError::Truncated));
     }
