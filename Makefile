@@ -11,10 +11,13 @@ SCRIPTS := $(TOP)/scripts
 # The kernel tree smc_rs builds against and boots (built once, cached).
 KDIR ?= $(shell $(SCRIPTS)/build-kernel.sh)
 KPATH := $(shell source $(SCRIPTS)/lib.sh && kernel_path)
+# A clang-built tree (the KASAN flavour, SMC_KERNEL_FLAVOUR=kasan) takes
+# modules built by clang too.
+KLLVM = $(if $(shell grep -s '^CONFIG_CC_IS_CLANG=y' $(KDIR)/.config),LLVM=1)
 
 PREFIX ?= /usr/local
 
-.PHONY: install all modules clippy kdir kernel setup clean help vm vm-pair check check-long demo walkthrough bench host-test fuzz fuzz-long selftests-build selftests tools
+.PHONY: install all modules clippy kdir kernel setup clean help vm vm-pair check check-long check-kasan demo walkthrough bench host-test fuzz fuzz-long selftests-build selftests tools
 
 all: modules
 
@@ -28,13 +31,13 @@ kdir:
 	@echo $(KDIR)
 
 modules:
-	@PATH="$(KPATH)" $(MAKE) -C $(KDIR) M=$(TOP) modules
+	@PATH="$(KPATH)" $(MAKE) -C $(KDIR) M=$(TOP) $(KLLVM) modules
 
 # The module built with clippy (the kernel's CLIPPY=1: its lint set, and
 # every warning is an error with CONFIG_WERROR); the next `make` rebuilds
 # with rustc.
 clippy:
-	@PATH="$(KPATH)" $(MAKE) -C $(KDIR) M=$(TOP) CLIPPY=1 modules
+	@PATH="$(KPATH)" $(MAKE) -C $(KDIR) M=$(TOP) $(KLLVM) CLIPPY=1 modules
 
 # Userspace test programs (run inside the VMs from the shared host root).
 selftests-build:
@@ -49,7 +52,7 @@ host-test:
 # DESTDIR$(PREFIX)/bin and its library as DESTDIR$(PREFIX)/lib/libsmc-preload.so
 # (smc_run looks in ../lib from where it is).
 install: modules tools
-	@PATH="$(KPATH)" $(MAKE) -C $(KDIR) M=$(TOP) INSTALL_MOD_PATH=$(DESTDIR) INSTALL_MOD_DIR=updates modules_install
+	@PATH="$(KPATH)" $(MAKE) -C $(KDIR) M=$(TOP) $(KLLVM) INSTALL_MOD_PATH=$(DESTDIR) INSTALL_MOD_DIR=updates modules_install
 	@install -d $(DESTDIR)$(PREFIX)/sbin
 	@install -m 0755 tools/target/release/smcss tools/target/release/smcr tools/target/release/smcd tools/target/release/smc_pnet $(DESTDIR)$(PREFIX)/sbin/
 	@install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib
@@ -89,6 +92,13 @@ check: setup
 check-long: setup
 	@SMC_CHECK_LONG=1 FUZZ_SHORT_SECS=20 $(SCRIPTS)/run-tests.sh
 
+# The fault tests (device loss, hostile link input, RoCE blocked, scarce
+# send slots, abortive-close churn, CLC faults, many link groups, kill -9)
+# on the KASAN flavour of the test kernel: clang-built, cached beside the
+# default tree (a cold build takes about 40 minutes on 2 cores).
+check-kasan: setup
+	@SMC_KERNEL_FLAVOUR=kasan SMC_TEST_SET=faults $(SCRIPTS)/run-tests.sh
+
 # The main job: build, boot, and show an AF_SMC client and server talking.
 demo: setup
 	@$(SCRIPTS)/demo.sh
@@ -121,6 +131,7 @@ help:
 	@echo '  make -s kdir         print the path of the built kernel tree'
 	@echo '  make check           run all tests: cargo test + kselftests in the VMs'
 	@echo '  make check-long      the same tests at soak scale (more connections, longer fuzzing)'
+	@echo '  make check-kasan     the fault tests on the KASAN kernel (clang-built, cached beside the default one)'
 	@echo '  make install        module and tools (DESTDIR=, PREFIX=/usr/local)'
 	@echo '  make tools           build the operator tools (tools/target/release/smcss, smcr, smcd, smc_run, libsmc_preload.so)'
 	@echo '  make fuzz            short fuzzing pass over the wire parsers (fuzz-long: 10^7 runs each)'

@@ -8,6 +8,11 @@
 #
 #   build-kernel.sh            build if needed, print the path
 #   build-kernel.sh --if-built print the path if the tree is built, else nothing
+#
+# SMC_KERNEL_FLAVOUR=kasan selects a second tree: the same kernel with
+# kasan.config on top, built by clang (LLVM=1), since 6.12 allows KASAN
+# beside Rust only in a clang-built kernel. It is cached beside the
+# default tree, under its own name; neither replaces the other.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -19,8 +24,17 @@ if_built=0
 [ $if_built -eq 1 ] || check_toolchain
 
 src_version=$(dpkg-query -W -f='${Version}' "linux-source-$KERNEL_SERIES" 2>/dev/null) || exit 0
-key=$(cat "$top/.config.fragment" "$here/kernel-config.sh" | sha256sum | cut -c1-12)
-kdir="$SMC_CACHE/linux-$src_version-$key"
+flavour=${SMC_KERNEL_FLAVOUR:-}
+fragments=("$top/.config.fragment")
+case "$flavour" in
+"") ;;
+kasan)
+	fragments+=("$here/kasan.config")
+	export LLVM=1 ;;
+*) die "unknown SMC_KERNEL_FLAVOUR '$flavour' (known: kasan)" ;;
+esac
+key=$(cat "${fragments[@]}" "$here/kernel-config.sh" | sha256sum | cut -c1-12)
+kdir="$SMC_CACHE/linux-$src_version-${flavour:+$flavour-}$key"
 
 if [ -f "$kdir/.smc_rs_built" ]; then
 	echo "$kdir"
@@ -47,7 +61,8 @@ if [ ! -f "$tmp/.smc_rs_configured" ]; then
 	log "extracting linux-source-$KERNEL_SERIES $src_version"
 	tar -xJf "/usr/src/linux-source-$KERNEL_SERIES.tar.xz" -C "$tmp" --strip-components=1
 	log "configuring (virtme-ng base + .config.fragment)"
-	(cd "$tmp" && bash "$here/kernel-config.sh" "$top/.config.fragment") 2>&1 | { grep -v "warning: override" || true; } >&2
+	cat "${fragments[@]}" >"$tmp/.smc_rs_fragment"
+	(cd "$tmp" && bash "$here/kernel-config.sh" .smc_rs_fragment) 2>&1 | { grep -v "warning: override" || true; } >&2
 	touch "$tmp/.smc_rs_configured"
 fi
 
@@ -64,8 +79,14 @@ log "kernel built in $(( $(date +%s) - start )) s"
 touch "$tmp/.smc_rs_built"
 rm -rf "$kdir"
 mv "$tmp" "$kdir"
-# Older trees with the same source version but another fragment are stale.
+# Older trees of this flavour (another source version or fragment) are stale.
 for old in "$SMC_CACHE"/linux-*; do
-	[ "$old" = "$kdir" ] || [ ! -d "$old" ] || { log "removing stale $old"; rm -rf "$old"; }
+	[ "$old" != "$kdir" ] && [ -d "$old" ] || continue
+	case "${old#"$SMC_CACHE"/linux-}" in
+	*-kasan-*) [ "$flavour" = kasan ] || continue ;;
+	*) [ -z "$flavour" ] || continue ;;
+	esac
+	log "removing stale $old"
+	rm -rf "$old"
 done
 echo "$kdir"

@@ -5,6 +5,10 @@
 # build, then the kselftests in one VM and in a pair of linked VMs (debug
 # kernel; any kernel splat fails the run). Prints TAP and ends with the line
 # "N passed, N failed, N skipped". Exit status 0 only when nothing failed.
+#
+# SMC_TEST_SET=faults (make check-kasan, with SMC_KERNEL_FLAVOUR=kasan) runs
+# only the host's wire tests, the module build and the fault tests of the
+# pair: rounds 2 and 5 below without the semantics probe and smc_run.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -108,8 +112,10 @@ kdir=$("$here/build-kernel.sh" 2> >(tee "$out/kernel-build.log" | sed -u 's/^/# 
 	finish
 }
 phase "module: clippy, build; selftest programs"
-check "clippy: smc_rs lints clean (CLIPPY=1, undocumented unsafe denied)" \
-	make -C "$top" --no-print-directory clippy KDIR="$kdir"
+test_set=${SMC_TEST_SET:-all}
+[ "$test_set" = faults ] ||
+	check "clippy: smc_rs lints clean (CLIPPY=1, undocumented unsafe denied)" \
+		make -C "$top" --no-print-directory clippy KDIR="$kdir"
 check "smc_rs.ko builds against $(basename "$kdir")" make -C "$top" --no-print-directory modules KDIR="$kdir" || finish
 check "selftest programs build" make -C "$top/selftests" --no-print-directory || finish
 
@@ -177,6 +183,7 @@ t=$top/selftests
 # operator tools' unit tests. (Beside a VM run they took as long again and
 # slowed the guest as much: on these machines two busy processes share
 # less than two cores' worth.)
+if [ "$test_set" != faults ]; then
 phase "host: fuzz and the tools' cargo test"
 FUZZ_SHORT_SECS=${FUZZ_SHORT_SECS:-10} "$here/fuzz.sh" short >"$out/fuzz.log" 2>&1
 fuzz_rc=$?
@@ -200,10 +207,12 @@ while read -r _ name _ status; do
 	*) record "not ok - tools: $name" ;;
 	esac
 done < <(grep -E '^test .* \.\.\. (ok|FAILED)' "$out/tools-test.log")
+fi
 
 # 4. One VM: load/unload, family ownership, loopback echo, unload safety,
 # upstream's interfaces answered as upstream answers them.
-vm_timeout=1500 vm_run single single smc_rs "$scale $t/smc_rs_single.sh"
+[ "$test_set" = faults ] ||
+	vm_timeout=1500 vm_run single single smc_rs "$scale $t/smc_rs_single.sh"
 
 # 5. Two VMs in one boot, VM 1 with smc_rs, VM 2 with upstream smc.ko,
 # then smc_rs too: rounds (selftests/round.sh: each round starts from
@@ -239,6 +248,10 @@ $round 3-smcr-client --server-vm 2 $smcr $t/smc_rs_orphan.sh;
 $round 4-norxe --no-rxe $t/smc_rs_pair_norxe.sh;
 $round 5-smcr-both $both $t/smc_rs_semantics_pair.sh $t/smc_run_bpf.sh $t/smc_rs_smcr.sh $t/smc_rs_hostile.sh $t/smc_rs_roce_blocked.sh $t/smc_rs_urgent.sh $t/smc_rs_scarce_slots.sh $t/smc_rs_abort_churn.sh $t/smc_rs_clc_faults.sh $t/smc_rs_many_lgrs.sh $more;
 $round 6-capture $both $t/smc_rs_capture.sh"
+if [ "$test_set" = faults ]; then
+	pair="$scale $round 2-smcr-server $smcr;
+$round 5-smcr-both $both $t/smc_rs_smcr.sh $t/smc_rs_hostile.sh $t/smc_rs_roce_blocked.sh $t/smc_rs_urgent.sh $t/smc_rs_scarce_slots.sh $t/smc_rs_abort_churn.sh $t/smc_rs_clc_faults.sh $t/smc_rs_many_lgrs.sh"
+fi
 vm_timeout=4500 vm_run pair pair smc_rs "$pair" upstream "$pair"
 
 finish

@@ -70,9 +70,9 @@ hostile_peers() {
 		timeout 120 smc_echo server -f inet -b "10.10.0.$i" -p 7107 -n "$n" -x "$mode" &
 		pids+=($!)
 	done
-	# A decline after 1.5 s, for the client's SO_RCVTIMEO probe.
+	# A decline after 1.5 s, for the client's SO_RCVTIMEO and poll probes.
 	ip addr add "10.10.0.$slow/24" dev eth0
-	timeout 120 smc_echo server -f inet -b "10.10.0.$slow" -p 7107 -n 1 -x slowdecline &
+	timeout 120 smc_echo server -f inet -b "10.10.0.$slow" -p 7107 -n 2 -x slowdecline &
 	pids+=($!)
 	for p in "${pids[@]}"; do wait "$p" || rc=1; done
 	smc_option off smc_option_on_synack
@@ -107,6 +107,8 @@ else
 	done
 	run_test "smc_rs client (non-blocking) <- decline after 1.5 s: SO_RCVTIMEO set during the CLC exchange holds after the fallback, data intact" \
 		timeout 30 python3 "$here/smc_rcvtimeo_probe.py" "10.10.0.$slow" 7107
+	run_test "smc_rs client: poll() from another thread returns at once while a blocking connect holds the socket in its CLC exchange (decline after 1.5 s)" \
+		timeout 30 python3 "$here/smc_poll_probe.py" "10.10.0.$slow" 7107
 	run_test "UEID on VM 1 removed" "$here/tools/smc_ueid" del SMC-RS-OPTION-TEST
 fi
 

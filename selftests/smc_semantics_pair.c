@@ -487,6 +487,47 @@ static void splice_sendfile(void)
 	end(fd);
 }
 
+/*
+ * tee() and a partial pipe-to-pipe splice of what splice() took from the
+ * socket: the pipe's buffers must behave as TCP's do (upstream smc.ko's
+ * zero-copy splice answers both with EFAULT since CVE-2026-31507), and the
+ * bytes left in the pipe still go back to the peer whole.
+ */
+static void tee_splice(void)
+{
+	int fd = begin("tee and partial splice of a spliced pipe"), p[2], q[2], r[2];
+	char got[16] = "";
+
+	if (pipe(p) || pipe(q) || pipe(r))
+		die("pipe");
+	if (!is_server) {
+		SHOW("send 8 bytes to be spliced", send(fd, "teedata!", 8, MSG_NOSIGNAL));
+		sync_peer();
+		wait_for(fd, POLLIN);
+		SHOW("recv what the pipe kept", recv(fd, big, 64, 0));
+		OBS("bytes spliced back", "%.5s", big);
+	} else {
+		wait_for(fd, POLLIN);
+		SHOW("splice socket to pipe", splice(fd, NULL, p[1], NULL, 8, 0));
+		SHOW("tee the pipe", tee(p[0], q[1], 8, 0));
+		SHOW("splice 3 bytes pipe to pipe", splice(p[0], NULL, r[1], NULL, 3, 0));
+		SHOW("read the tee'd pipe", read(q[0], got, sizeof(got) - 1));
+		OBS("tee'd bytes", "%s", got);
+		memset(got, 0, sizeof(got));
+		SHOW("read the 3 bytes", read(r[0], got, sizeof(got) - 1));
+		OBS("pipe-to-pipe bytes", "%s", got);
+		SHOW("splice the rest to the socket", splice(p[0], NULL, fd, NULL, 8, 0));
+		sync_peer();
+	}
+	close(p[0]);
+	close(p[1]);
+	close(q[0]);
+	close(q[1]);
+	close(r[0]);
+	close(r[1]);
+	end(fd);
+}
+
 /* SO_SNDTIMEO 200 ms towards a peer that does not read. */
 static void send_timeout(void)
 {
@@ -654,6 +695,7 @@ int main(int argc, char **argv)
 	send_1mib();
 	slow_reader();
 	splice_sendfile();
+	tee_splice();
 	send_timeout();
 	urgent();
 	epoll_edge();
