@@ -274,8 +274,7 @@ fn client_smcr(clc: &KernelSocket, o: &Offer, a: &SmcrAcceptConfirm) -> Result<C
     };
     let mut buf = [0u8; MAX_MESSAGE_LEN];
     let mut confirm = cc.confirm;
-    confirm.qp_mtu = inject::clc_qp_mtu(confirm.qp_mtu);
-    hold_back(clc, inject::Fault::LateConfirm);
+    hold_back(clc, inject::smcr_clc_out(&mut confirm));
     let sent = confirm
         .encode(&mut buf)
         .map_err(|_| Error::from(EINVAL))
@@ -303,13 +302,13 @@ fn client_smcr(clc: &KernelSocket, o: &Offer, a: &SmcrAcceptConfirm) -> Result<C
     Ok(ClientOutcome::Smcr(cc.conn))
 }
 
-/// Holds the CLC message about to be sent back while `fault` says so (a
-/// test's slow peer). The peer says nothing before it: this waits the
-/// time, or until the peer gives up on the connection.
-fn hold_back(clc: &KernelSocket, fault: inject::Fault) {
-    let hold = inject::clc_hold_ms(fault);
-    if hold > 0 {
-        let _ = clc.peek_exact(&mut [0u8; 1], hold);
+/// Holds the CLC message about to be sent back `ms` milliseconds, as the
+/// fault injection seam says (a test's slow peer; 0 outside tests). The
+/// peer says nothing before it: this waits the time, or until the peer
+/// gives up on the connection.
+fn hold_back(clc: &KernelSocket, ms: u32) {
+    if ms > 0 {
+        let _ = clc.peek_exact(&mut [0u8; 1], ms);
     }
 }
 
@@ -369,8 +368,7 @@ fn server_smcr(clc: &KernelSocket, dev: &SmcrV2Device, cp: &ClientProposal) -> S
     };
     let mut buf = [0u8; MAX_MESSAGE_LEN];
     let mut accept = sc.accept;
-    accept.qp_mtu = inject::clc_qp_mtu(accept.qp_mtu);
-    hold_back(clc, inject::Fault::LateAccept);
+    hold_back(clc, inject::smcr_clc_out(&mut accept));
     let sent = accept
         .encode(&mut buf)
         .map_err(|_| Error::from(EINVAL))

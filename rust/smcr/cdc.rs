@@ -237,22 +237,19 @@ pub(crate) fn post_locked(
         prod_flags: flags,
         conn_state_flags: sh.sent_state,
     };
-    // Tests only: a hostile message armed in debugfs.
-    let fault = inject::armed();
-    if let Some(f) = fault {
-        inject::corrupt_cdc(f, &mut msg, conn, sh);
-    }
-    let mut buf = [0u8; CDC_LEN];
-    msg.encode(&mut buf).map_err(|_| ECONNABORTED)?;
-    conn.link.slot_for_conn(slot, conn.token, sh.tx_prod);
-    conn.link.post_msg(slot, &buf)?;
+    let prod_total = sh.tx_prod;
+    // The fault injection seam (tests only: a hostile message armed in
+    // debugfs changes the message or follows it).
+    inject::cdc_post(&mut msg, conn, sh, |msg| {
+        let mut buf = [0u8; CDC_LEN];
+        msg.encode(&mut buf).map_err(|_| ECONNABORTED)?;
+        conn.link.slot_for_conn(slot, conn.token, prod_total);
+        conn.link.post_msg(slot, &buf)
+    })?;
     sh.tx_seq = sh.tx_seq.wrapping_add(1);
     sh.rx_cons_sent = sh.rx_cons;
     sh.rx_cons_wanted = false;
     sh.announced_state = sh.sent_state;
-    if let Some(f) = fault {
-        inject::after_cdc(f, &conn.link, &msg);
-    }
     Ok(())
 }
 

@@ -23,13 +23,17 @@
 //! peer that failed to drop them would abort the connection. A fault that
 //! needs a free send slot and finds none waits for the next message.
 //!
-//! The fast path costs one relaxed atomic load.
+//! The data path meets it in two calls only: [`cdc_post`] wraps the post of
+//! every CDC message (faults 1-7), [`smcr_clc_out`] sees every SMC-R CLC
+//! Accept and Confirm before it is sent (8-10). Nothing armed costs one
+//! relaxed atomic load.
 
 use super::conn::{cursor_of, Conn, ConnShared};
 use super::link::Link;
 use crate::sys::debugfs::DebugfsDir;
 use crate::sys::print::smc_dbg;
 use crate::wire::cdc::{CdcMsg, CDC_LEN};
+use crate::wire::clc::{MsgType, SmcrAcceptConfirm};
 use crate::wire::cursor::Cursor;
 use crate::wire::llc::LLC_LEN;
 use core::sync::atomic::{AtomicU32, Ordering};
@@ -88,30 +92,26 @@ fn take(fault: Fault) -> bool {
         .is_ok()
 }
 
-/// The `qp_mtu` of an SMC-R CLC Accept or Confirm about to be sent: `mtu`,
-/// or 0 when fault 8 is armed (then disarmed).
-pub(crate) fn clc_qp_mtu(mtu: u8) -> u8 {
-    if armed() != Some(Fault::ZeroQpMtu) || !take(Fault::ZeroQpMtu) {
-        return mtu;
-    }
-    smc_dbg!("inject: CLC message sent with qp_mtu 0");
-    0
-}
-
-/// How long the SMC-R CLC `fault` ([`Fault::LateConfirm`] or
-/// [`Fault::LateAccept`]) holds back the message about to be sent, in
-/// milliseconds: 0 unless it is armed (then it is disarmed).
-pub(crate) fn clc_hold_ms(fault: Fault) -> u32 {
-    let ms = match fault {
-        Fault::LateConfirm => 4000,
-        Fault::LateAccept => 7000,
+/// The seam of the CLC faults, for the SMC-R CLC Accept or Confirm `msg`
+/// about to be sent: fault 8 sets its `qp_mtu` to 0, faults 9 (a Confirm)
+/// and 10 (an Accept) say how long to hold it back, in milliseconds (0:
+/// send it now). An applied fault is disarmed.
+pub(crate) fn smcr_clc_out(msg: &mut SmcrAcceptConfirm) -> u32 {
+    let Some(fault) = armed() else { return 0 };
+    let hold_ms = match (fault, msg.kind) {
+        (Fault::ZeroQpMtu, _) => 0,
+        (Fault::LateConfirm, MsgType::Confirm) => 4000,
+        (Fault::LateAccept, MsgType::Accept) => 7000,
         _ => return 0,
     };
-    if armed() != Some(fault) || !take(fault) {
+    if !take(fault) {
         return 0;
     }
-    smc_dbg!("inject: the CLC message is held back {} ms ({:?})", ms, fault);
-    ms
+    if fault == Fault::ZeroQpMtu {
+        msg.qp_mtu = 0;
+    }
+    smc_dbg!("inject: CLC {:?} sent with {:?}", msg.kind, fault);
+    hold_ms
 }
 
 /// Creates `smc_rs/` in debugfs with the knob, the counters of refused
@@ -128,9 +128,27 @@ pub(crate) fn debugfs_files() -> DebugfsDir {
     dir
 }
 
+/// The seam of the CDC faults: `post` sends the CDC message `msg` of
+/// `conn` (cursors in `sh`); an armed fault changes the message before it
+/// goes or sends more after it. Nothing armed: `post(msg)`.
+pub(crate) fn cdc_post(
+    msg: &mut CdcMsg,
+    conn: &Conn,
+    sh: &ConnShared,
+    post: impl FnOnce(&CdcMsg) -> kernel::error::Result,
+) -> kernel::error::Result {
+    let Some(fault) = armed() else {
+        return post(msg);
+    };
+    corrupt_cdc(fault, msg, conn, sh);
+    post(msg)?;
+    after_cdc(fault, &conn.link, msg);
+    Ok(())
+}
+
 /// Applies `fault` to the CDC message `msg` that `conn` is about to post
 /// with the cursors in `sh`, if it is one that changes the message itself.
-pub(crate) fn corrupt_cdc(fault: Fault, msg: &mut CdcMsg, conn: &Conn, sh: &ConnShared) {
+fn corrupt_cdc(fault: Fault, msg: &mut CdcMsg, conn: &Conn, sh: &ConnShared) {
     match fault {
         Fault::ProducerBeyondRmb if sh.peer.size > 0 && take(fault) => {
             // The first byte after the RMB's end.
@@ -156,7 +174,7 @@ pub(crate) fn corrupt_cdc(fault: Fault, msg: &mut CdcMsg, conn: &Conn, sh: &Conn
 
 /// Sends what `fault` adds after the CDC message `sent` went out on
 /// `link`, if it is one that adds messages.
-pub(crate) fn after_cdc(fault: Fault, link: &Link, sent: &CdcMsg) {
+fn after_cdc(fault: Fault, link: &Link, sent: &CdcMsg) {
     let outside = Cursor {
         wrap: sent.prod.wrap,
         count: u32::MAX,
