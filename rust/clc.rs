@@ -15,7 +15,7 @@ use crate::smcr::inject;
 use crate::smcr::registry::registry;
 use crate::smcr::setup::{
     abort_conn, client_accept, client_confirm_link, server_accept, server_confirm,
-    ClientProposal, ServerConn,
+    ClientProposal, ServerConn, DECL_NOSRVLINK,
 };
 use crate::sys::args::SockAddr;
 use crate::sys::errno::{EAGAIN, EINVAL};
@@ -389,8 +389,11 @@ fn server_smcr(clc: &KernelSocket, dev: &SmcrV2Device, cp: &ClientProposal) -> S
     match header.kind {
         MsgType::Confirm => {}
         MsgType::Decline => {
-            server_abort(sc);
             let diagnosis = Decline::parse(msg).map_or(0, |d| d.reason.code());
+            if !sc.first_contact && diagnosis == DECL_NOSRVLINK {
+                reg.probe_peer(&sc.lgr);
+            }
+            server_abort(sc);
             return ServerOutcome::Fallback {
                 reason: DeclineReason::PeerDeclined,
                 peer_diagnosis: diagnosis,

@@ -27,6 +27,15 @@
 # TCP), but it heard this server speak CLC before: its next connection
 # offers SMC again and runs over SMC-R. A client that took the silence
 # for a peer without CLC would skip SMC towards it for ten minutes.
+#
+# A link group the client lost is soon gone at the server too: the
+# client's RDMA device goes and comes back while its link group idles
+# (nothing tells the server, whose TEST LINK would come after 30 s of
+# silence). The next connection gets an Accept naming the lost link group,
+# declines it with NOSRVLINK and falls back, data intact; on that Decline
+# the server tests the link at once, so a connection 5 s later makes a new
+# link group and runs over SMC-R (statistics, rxe's counters) instead of
+# falling back for another half minute.
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
@@ -163,5 +172,39 @@ fi
 echo 0 >"$knob"
 pair_signal done-busy
 pair_await done-busy 120
+
+# lost_lgr_client: an echo (a link group with the server), the device
+# gone and back while that link group idles, then a connection the
+# server's Accept ties to the lost link group (a fallback, data intact),
+# then, 5 s later, one over SMC-R on a new link group.
+lost_lgr_client() {
+	local fb
+	timeout 60 smc_echo client -f smc -a "$peer" -p "$port" -s 65536 -w 30 || return 1
+	rdma link delete rxe0 || return 1
+	rdma link add rxe0 type rxe netdev eth0 || return 1
+	for _ in $(seq 50); do
+		grep -q ACTIVE "$rxe_counters/../state" 2>/dev/null && break
+		sleep 0.1
+	done
+	fb=$(smc_stat "  TCP fallback")
+	timeout 60 smc_echo client -f smc -a "$peer" -p "$port" -s 65536 -w 30 || return 1
+	fallbacks_rose "$fb" || return 1
+	sleep 5
+	before_smcr
+	timeout 60 smc_echo client -f smc -a "$peer" -p "$port" -s 1048576 -w 30 || return 1
+	smcr_stats_moved 1 && rxe_moved 1048576
+}
+port=7444
+pair_signal lost
+pair_await lost 60
+if [ "$side" = server ]; then
+	run_test "smc_rs server, the client lost the link group (device gone and back): 3 connections echoed (server side)" \
+		timeout 120 smc_echo server -f smc -p "$port" -n 3
+else
+	run_test "smc_rs client, its device gone and back under an idle link group: the Accept naming it declined (NOSRVLINK) and echoed over TCP; 5 s later SMC-R again (the server tested the link at once)" \
+		lost_lgr_client
+fi
+pair_signal done-lost
+pair_await done-lost 120
 run_test "smc_rs unloads after the CLC faults ($side side)" unload_smc_rs
 exit 0

@@ -59,6 +59,25 @@ fn older_than(now: u64, since: u64, ms: u32) -> bool {
 }
 
 impl LinkGroup {
+    /// The peer said it has no such link group (a client declined an
+    /// Accept that named it with `NOSRVLINK`): the link is tested now, not
+    /// after `smcr_testlink_time`, so that a link group the peer lost ends
+    /// within the LLC wait time and the next connections make a new one
+    /// instead of falling back one by one. A peer that still has it (the
+    /// client's link group may be another namespace's) answers, and nothing
+    /// changes. Process context, may sleep.
+    pub(crate) fn probe(&self) {
+        let act = &self.link.activity;
+        if self.link.state() != LinkState::Active || act.tested.load(Ordering::Relaxed) != 0 {
+            return;
+        }
+        smc_dbg!("lgr: the client knows no such link group, TEST LINK now");
+        act.tested.store(stamp(), Ordering::Relaxed);
+        if llc::send_test_link(&self.link).is_err() {
+            self.link.link_down();
+        }
+    }
+
     /// One look at the link group (process context, may sleep).
     pub(crate) fn keep(&self) -> Verdict {
         match self.link.state() {

@@ -105,6 +105,30 @@ impl LgrRegistry {
         })
     }
 
+    /// Tests the links of `lgr` and of every other live link group this
+    /// side serves to the same client in the same namespace, now (see
+    /// [`LinkGroup::probe`]): the client declined an Accept naming `lgr`
+    /// as unknown, and a client that lost one (its device went) has most
+    /// likely lost them all.
+    pub(crate) fn probe_peer(&self, lgr: &LinkGroup) {
+        let want = lgr.identity();
+        let mut same = KVec::new();
+        {
+            let lgrs = self.lgrs.lock();
+            for l in lgrs.iter().flatten() {
+                if l.link.state() == LinkState::Active
+                    && l.identity().admits(&want)
+                    && same.push(l.clone(), GFP_KERNEL).is_err()
+                {
+                    break;
+                }
+            }
+        }
+        for l in same.iter() {
+            l.probe();
+        }
+    }
+
     pub(crate) fn add(&self, lgr: Arc<LinkGroup>) -> Result {
         let mut lgrs = self.lgrs.lock();
         // Link groups that went down leave room.

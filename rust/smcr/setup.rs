@@ -37,7 +37,7 @@ use kernel::types::ARef;
 const MAX_BUF_SIZE: u32 = 4 << 20;
 /// Decline codes of the connection setup (upstream's numbers).
 const DECL_MEM: u32 = 0x0101_0000;
-const DECL_NOSRVLINK: u32 = 0x030b_0000;
+pub(crate) const DECL_NOSRVLINK: u32 = 0x030b_0000;
 const DECL_ERR_RDYLNK: u32 = 0x0999_0002;
 const DECL_ERR_REGBUF: u32 = 0x0999_0003;
 
