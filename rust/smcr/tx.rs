@@ -22,6 +22,7 @@ use crate::wire::cdc::ProducerFlags;
 use crate::wire::close::CloseEvent;
 use kernel::error::code::ERESTARTSYS;
 use kernel::prelude::*;
+use kernel::sync::Arc;
 
 /// The longest piece written inline (the link's limit applies too; CDC
 /// messages, 44 bytes, are sent inline, so every device here allows that).
@@ -290,7 +291,7 @@ fn next_chunk(conn: &Conn, sh: &mut ConnShared) -> Option<Chunk> {
 /// Writes `chunk` (see [`next_chunk`]) on `slot` and announces it.
 fn write_chunk(
     conn: &Conn,
-    sndbuf: &RegisteredBuf,
+    sndbuf: &Arc<RegisteredBuf>,
     sh: &mut ConnShared,
     slot: u32,
     chunk: Chunk,
@@ -317,8 +318,8 @@ fn write_chunk(
             conn.link
                 .post_write_inline(slot, part, data, remote, peer.rkey)?;
         } else {
-            let sge = sndbuf.sge(src, len as u32).ok_or(EPIPE)?;
-            conn.link.post_write(slot, part, sge, remote, peer.rkey)?;
+            conn.link
+                .post_write(slot, part, sndbuf, (src, len as u32), remote, peer.rkey)?;
         }
     }
     sh.tx_prod += n;

@@ -16,7 +16,6 @@ use super::slots::MAX_SLOTS;
 use crate::sys::errno::{EAGAIN, EBUSY, EINVAL, ENOLINK, ETIMEDOUT};
 use crate::sys::ib::mr::{MrAccess, RegisteredBuf};
 use crate::sys::ib::pd::Pd;
-use crate::sys::ib::sge::Sge;
 use crate::sys::ib::wr::{QpEvent, QpHandler, WcStatus};
 use crate::sys::print::smc_dbg;
 use crate::wire::cdc::CDC_MSG_TYPE;
@@ -201,19 +200,21 @@ impl Link {
         }
     }
 
-    /// RDMA-WRITEs `sge` to the peer's `remote_addr` under `rkey`, as part
-    /// `part` (0 or 1) of slot `slot`'s message; unsignalled: the message
-    /// posted after it reports both.
+    /// RDMA-WRITEs `len` bytes at `offset` of the send buffer `src` to the
+    /// peer's `remote_addr` under `rkey`, as part `part` (0 or 1) of slot
+    /// `slot`'s message; unsignalled: the message posted after it reports
+    /// both, and until then the queue pair keeps `src` alive.
     pub(crate) fn post_write(
         &self,
         slot: u32,
         part: u32,
-        sge: Sge<'_>,
+        src: &Arc<RegisteredBuf>,
+        (offset, len): (usize, u32),
         remote_addr: u64,
         rkey: u32,
     ) -> Result {
         let wr = slot * WR_PER_SLOT + part.min(1);
-        self.with_rts(|qp| qp.post_rdma_write(wr, &[sge], remote_addr, rkey, false))
+        self.with_rts(|qp| qp.post_rdma_write_held(wr, src, offset, len, remote_addr, rkey))
     }
 
     /// Writes `data` (at most [`Self::max_inline`] bytes) inline into the

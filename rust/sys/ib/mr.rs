@@ -8,7 +8,6 @@ use super::super::bindings;
 use super::super::errno::{EINVAL, ENOMEM};
 use super::buf::DmaBuf;
 use super::pd::Pd;
-use super::sge::Sge;
 use core::ffi::{c_int, c_uint};
 use core::ptr::{null_mut, NonNull};
 use kernel::error::{from_err_ptr, Result};
@@ -116,20 +115,11 @@ impl RegisteredBuf {
         &self.buf
     }
 
-    /// The key for local access (scatter/gather entries).
-    pub(crate) fn lkey(&self) -> u32 {
-        match self.mr {
-            // SAFETY: a live region (invariant); read-only after allocation
-            // apart from `ib_update_fast_reg_key`, which is never called.
-            Some(mr) => unsafe { (*mr.as_ptr()).lkey },
-            None => self.pd.local_dma_lkey(),
-        }
-    }
-
     /// The key the peer uses in RDMA WRITEs (0 for a local buffer, which
     /// the peer cannot reach).
     pub(crate) fn rkey(&self) -> u32 {
-        // SAFETY: as in `lkey`.
+        // SAFETY: a live region (invariant); read-only after allocation
+        // apart from `ib_update_fast_reg_key`, which is never called.
         self.mr.map_or(0, |mr| unsafe { (*mr.as_ptr()).rkey })
     }
 
@@ -144,18 +134,14 @@ impl RegisteredBuf {
         }
     }
 
-    /// A scatter/gather entry for `len` bytes at `offset`, addressed by the
-    /// region's local key (the device checks every access against the
-    /// region's bounds and keys), for queue pairs of the region's domain;
-    /// `None` outside the buffer.
-    pub(crate) fn sge(&self, offset: usize, len: u32) -> Option<Sge<'_>> {
+    /// The device address of `len` bytes at `offset`; `None` outside the
+    /// buffer.
+    pub(super) fn range(&self, offset: usize, len: u32) -> Option<u64> {
         let end = offset.checked_add(usize::try_from(len).ok()?)?;
         if end > self.buf.len() {
             return None;
         }
-        let addr = self.iova().checked_add(u64::try_from(offset).ok()?)?;
-        let scope = core::ptr::from_ref::<Pd>(&self.pd) as usize;
-        Some(Sge::new(addr, len, self.lkey(), scope))
+        self.iova().checked_add(u64::try_from(offset).ok()?)
     }
 
     /// The domain of the region.

@@ -5,11 +5,14 @@
 //!
 //! Requests are built on the stack (the driver copies them while posting),
 //! each names a slot of the queue pair's completion table by index: no
-//! allocation per message. An index out of range is `EINVAL`. Whether a
-//! slot is free is the caller's bookkeeping: posting with a busy slot only
-//! makes its handler see two completions for one index, because the slot's
-//! entry is never written after creation and lives until the queue pair
-//! is drained.
+//! allocation per message. An index out of range is `EINVAL`. A signaled
+//! request takes its send slot until it completes (`EBUSY` meanwhile);
+//! otherwise whether a slot is free is the caller's bookkeeping: reusing
+//! one only makes its handler see two completions for one index, because
+//! the slot's entry is never written after creation and lives until the
+//! queue pair is drained. A local buffer (no region) is only read by an
+//! RDMA WRITE that the queue pair keeps it alive for
+//! ([`Qp::post_rdma_write_held`]).
 
 use super::super::bindings;
 use super::super::errno::EINVAL;
@@ -68,6 +71,20 @@ impl<H: QpHandler> QpInner<H> {
         Ok(self.shared().cqe(kind).ok_or(EINVAL)?)
     }
 
+    /// Posts one send request `wr` with send slot `slot`, whose completion
+    /// entry this sets (see [`QpShared::send_begin`]).
+    ///
+    /// [`QpShared::send_begin`]: super::wr::QpShared::send_begin
+    fn post_on_slot(&self, slot: u32, wr: &mut bindings::ib_send_wr) -> Result {
+        let signaled = wr.send_flags & bindings::ib_send_flags_IB_SEND_SIGNALED != 0;
+        wr.__bindgen_anon_1.wr_cqe = self.shared().send_begin(slot, signaled)?;
+        let posted = self.post_send_raw(wr);
+        if posted.is_err() {
+            self.shared().send_not_posted(slot, signaled);
+        }
+        posted
+    }
+
     /// Posts one send request.
     fn post_send_raw(&self, wr: &bindings::ib_send_wr) -> Result {
         // SAFETY: a live queue pair (invariant). The request and its
@@ -92,17 +109,13 @@ fn send_flags(signaled: bool, solicited: bool) -> c_int {
     flags
 }
 
-/// An empty send request with its completion entry.
-fn send_wr(
-    cqe: *mut bindings::ib_cqe,
-    opcode: bindings::ib_wr_opcode,
-    flags: c_int,
-) -> bindings::ib_send_wr {
-    let mut wr = bindings::ib_send_wr::default();
-    wr.__bindgen_anon_1.wr_cqe = cqe;
-    wr.opcode = opcode;
-    wr.send_flags = flags;
-    wr
+/// An empty send request (its completion entry is set when it is posted).
+fn send_wr(opcode: bindings::ib_wr_opcode, flags: c_int) -> bindings::ib_send_wr {
+    bindings::ib_send_wr {
+        opcode,
+        send_flags: flags,
+        ..Default::default()
+    }
 }
 
 impl<S: QpState, H: QpHandler> Qp<S, H> {
@@ -144,16 +157,12 @@ impl<H: QpHandler> Qp<Rts, H> {
             lkey: 0,
         };
         let flags = send_flags(signaled, solicited) | bindings::ib_send_flags_IB_SEND_INLINE;
-        let mut wr = send_wr(
-            inner.cqe(SlotKind::Send(slot))?,
-            bindings::ib_wr_opcode_IB_WR_SEND,
-            flags,
-        );
+        let mut wr = send_wr(bindings::ib_wr_opcode_IB_WR_SEND, flags);
         if len > 0 {
             wr.sg_list = &mut sge;
             wr.num_sge = 1;
         }
-        inner.post_send_raw(&wr)
+        inner.post_on_slot(slot, &mut wr)
     }
 
     /// Sends the bytes of `sge` with send slot `slot`.
@@ -167,40 +176,61 @@ impl<H: QpHandler> Qp<Rts, H> {
         let inner = &self.inner;
         let mut list = inner.sge_list(&[sge], inner.caps.max_send_sge)?;
         let mut wr = send_wr(
-            inner.cqe(SlotKind::Send(slot))?,
             bindings::ib_wr_opcode_IB_WR_SEND,
             send_flags(signaled, solicited),
         );
         wr.sg_list = list.as_mut_ptr();
         wr.num_sge = list.num();
-        inner.post_send_raw(&wr)
+        inner.post_on_slot(slot, &mut wr)
     }
 
-    /// Writes the bytes of `sges` (1 to `caps().max_send_sge` entries) to
-    /// the peer's memory at `remote_addr` under its key `rkey`, with send
-    /// slot `slot`.
-    pub(crate) fn post_rdma_write(
+    /// Writes `len` bytes at `offset` of the local buffer `src` (one of
+    /// this queue pair's domain, without a region) to the peer's memory at
+    /// `remote_addr` under its key `rkey`, with send slot `slot`,
+    /// unsignaled. The domain's DMA key reaches any memory, so the queue
+    /// pair keeps `src` alive until a signaled request posted after this
+    /// one completes successfully, or until it is drained: the caller may
+    /// drop its reference at once. `EBUSY` while the slot still holds the
+    /// buffer of an earlier WRITE; `EINVAL` for a buffer with a region, of
+    /// another domain, or a range outside it.
+    pub(crate) fn post_rdma_write_held(
         &self,
         slot: u32,
-        sges: &[Sge<'_>],
+        src: &Arc<RegisteredBuf>,
+        offset: usize,
+        len: u32,
         remote_addr: u64,
         rkey: u32,
-        signaled: bool,
     ) -> Result {
         let inner = &self.inner;
-        let mut list = inner.sge_list(sges, inner.caps.max_send_sge)?;
+        if src.as_raw().is_some() || !Arc::ptr_eq(src.pd(), &inner.pd) || len == 0 {
+            return Err(EINVAL.into());
+        }
+        let addr = src.range(offset, len).ok_or(EINVAL)?;
+        let mut sge = bindings::ib_sge {
+            addr,
+            length: len,
+            lkey: inner.pd.local_dma_lkey(),
+        };
         let mut wr = bindings::ib_rdma_wr {
-            wr: send_wr(
-                inner.cqe(SlotKind::Send(slot))?,
-                bindings::ib_wr_opcode_IB_WR_RDMA_WRITE,
-                send_flags(signaled, false),
-            ),
+            wr: send_wr(bindings::ib_wr_opcode_IB_WR_RDMA_WRITE, 0),
             remote_addr,
             rkey,
         };
-        wr.wr.sg_list = list.as_mut_ptr();
-        wr.wr.num_sge = list.num();
-        inner.post_send_raw(&wr.wr)
+        wr.wr.sg_list = &mut sge;
+        wr.wr.num_sge = 1;
+        let shared = inner.shared();
+        shared.hold_begin(slot)?;
+        match inner.post_on_slot(slot, &mut wr.wr) {
+            Ok(()) => {
+                shared.hold_taken(slot, src);
+                Ok(())
+            }
+            Err(e) => {
+                shared.hold_dropped(slot);
+                Err(e)
+            }
+        }
     }
 
     /// Writes `data` inline (the driver copies it while posting) to the
@@ -225,7 +255,6 @@ impl<H: QpHandler> Qp<Rts, H> {
         };
         let mut wr = bindings::ib_rdma_wr {
             wr: send_wr(
-                inner.cqe(SlotKind::Send(slot))?,
                 bindings::ib_wr_opcode_IB_WR_RDMA_WRITE,
                 bindings::ib_send_flags_IB_SEND_INLINE,
             ),
@@ -234,7 +263,7 @@ impl<H: QpHandler> Qp<Rts, H> {
         };
         wr.wr.sg_list = &mut sge;
         wr.wr.num_sge = 1;
-        inner.post_send_raw(&wr.wr)
+        inner.post_on_slot(slot, &mut wr.wr)
     }
 
     /// Registers `reg` (a region of this queue pair's domain) with
@@ -258,9 +287,8 @@ impl<H: QpHandler> Qp<Rts, H> {
         let cqe = inner.cqe(SlotKind::Reg)?;
         let shared = inner.shared();
         let previous = shared.reg_begin(reg)?;
-        let wr = bindings::ib_reg_wr {
+        let mut wr = bindings::ib_reg_wr {
             wr: send_wr(
-                cqe,
                 bindings::ib_wr_opcode_IB_WR_REG_MR,
                 bindings::ib_send_flags_IB_SEND_SIGNALED,
             ),
@@ -268,6 +296,7 @@ impl<H: QpHandler> Qp<Rts, H> {
             key: reg.rkey(),
             access: access.flags(),
         };
+        wr.wr.__bindgen_anon_1.wr_cqe = cqe;
         match inner.post_send_raw(&wr.wr) {
             Ok(()) => Ok(previous),
             Err(e) => {

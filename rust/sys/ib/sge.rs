@@ -11,13 +11,18 @@ use core::marker::PhantomData;
 /// device may touch for as long as a request can, and is accepted only
 /// where its key means that memory:
 ///
-/// - a range of a registered region (`RegisteredBuf::sge`), on queue pairs
-///   of the region's domain: the device checks every access against the
-///   region, whose keys die before its memory (keys are unique per device,
-///   but another device could give the same number another meaning);
+/// - a range of a registered region, on queue pairs of the region's
+///   domain: the device checks every access against the region, whose keys
+///   die before its memory (keys are unique per device, but another device
+///   could give the same number another meaning). Nothing makes one today:
+///   no request reads a region;
 /// - a range of a buffer a queue pair owns (`Qp::local_sge`), on that queue
 ///   pair only: its key is the domain's DMA key, which reaches any memory,
 ///   and the buffer lives until the queue pair is drained.
+///
+/// A buffer of the domain without a region (a send buffer) gets no entry:
+/// an RDMA WRITE from it goes through `Qp::post_rdma_write_held`, which
+/// keeps the buffer alive for as long as the device may read it.
 ///
 /// The lifetime ties it to the object it came from, so the address that
 /// identifies its scope cannot be reused by another object meanwhile.

@@ -11,13 +11,13 @@
 //! completion the device can still produce finds it.
 
 use super::super::bindings;
-use super::super::errno::{EBUSY, ENOMEM};
+use super::super::errno::{EBUSY, EINVAL, ENOMEM};
 use super::buf::DmaBuf;
 use super::mr::RegisteredBuf;
 use core::cell::UnsafeCell;
 use core::ffi::c_void;
 use core::ptr::NonNull;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use kernel::prelude::*;
 use kernel::sync::Arc;
 use kernel::types::Opaque;
@@ -96,6 +96,40 @@ pub(super) struct CqeSlot<H: QpHandler> {
     index: u32,
 }
 
+/// What a send slot knows beyond its completion entry: the signaled
+/// request in flight on it, and the local buffer an RDMA WRITE posted on
+/// it reads (see [`QpShared::hold_taken`]).
+///
+/// # Invariants
+///
+/// `posted_at` is written only by whoever set `busy` from false to true,
+/// before posting. `held` is null, [`reserved`] while a post that will hold
+/// a buffer is under way, or `Arc::into_raw` of a local buffer of the queue
+/// pair's domain, taken back exactly once (by a release or by `drop`);
+/// `held_at` is written before such a pointer is stored.
+struct SendState {
+    busy: AtomicBool,
+    posted_at: AtomicU64,
+    held: AtomicPtr<RegisteredBuf>,
+    held_at: AtomicU64,
+}
+
+/// The mark of a hold being taken: never the address of an allocation.
+fn reserved() -> *mut RegisteredBuf {
+    core::ptr::NonNull::dangling().as_ptr()
+}
+
+impl Drop for SendState {
+    fn drop(&mut self) {
+        let p = *self.held.get_mut();
+        if !p.is_null() && p != reserved() {
+            // SAFETY: `Arc::into_raw` of a buffer, not taken back yet
+            // (invariant).
+            drop(unsafe { Arc::from_raw(p.cast_const()) });
+        }
+    }
+}
+
 /// What a queue pair shares with its completion and event callbacks, and
 /// what must live until no completion can name it any more.
 ///
@@ -117,6 +151,13 @@ pub(super) struct QpShared<H: QpHandler> {
     reg_busy: AtomicBool,
     held_reg: UnsafeCell<Option<Arc<RegisteredBuf>>>,
     pub(super) local_bufs: KVec<DmaBuf>,
+    /// One per send slot.
+    sends: KVec<SendState>,
+    /// Orders posts: a signaled request that began posting after a hold
+    /// was taken completes only after the held buffer's request did.
+    epoch: AtomicU64,
+    /// How many buffers are held.
+    holding: AtomicUsize,
 }
 
 /// Which entry of the table.
@@ -142,6 +183,18 @@ impl<H: QpHandler> QpShared<H> {
         let total = usize::try_from(u64::from(send_slots) + u64::from(recv_slots) + 3)
             .map_err(|_| ENOMEM)?;
         let slots = KVec::with_capacity(total, GFP_KERNEL)?;
+        let mut sends = KVec::with_capacity(send_slots as usize, GFP_KERNEL)?;
+        for _ in 0..send_slots {
+            sends.push(
+                SendState {
+                    busy: AtomicBool::new(false),
+                    posted_at: AtomicU64::new(0),
+                    held: AtomicPtr::new(core::ptr::null_mut()),
+                    held_at: AtomicU64::new(0),
+                },
+                GFP_KERNEL,
+            )?;
+        }
         let shared = KBox::new(
             QpShared {
                 handler,
@@ -153,6 +206,9 @@ impl<H: QpHandler> QpShared<H> {
                 reg_busy: AtomicBool::new(false),
                 held_reg: UnsafeCell::new(None),
                 local_bufs,
+                sends,
+                epoch: AtomicU64::new(1),
+                holding: AtomicUsize::new(0),
             },
             GFP_KERNEL,
         )?;
@@ -253,6 +309,101 @@ impl<H: QpHandler> QpShared<H> {
         failed
     }
 
+    /// Before a send request with send slot `slot` is posted: a signaled
+    /// one takes the slot until its completion (`EBUSY` while the last
+    /// signaled one is in flight) and notes when it began posting. Returns
+    /// the completion entry; call [`QpShared::send_not_posted`] if the post
+    /// then fails.
+    pub(super) fn send_begin(&self, slot: u32, signaled: bool) -> Result<*mut bindings::ib_cqe> {
+        let cqe = self.cqe(SlotKind::Send(slot)).ok_or(EINVAL)?;
+        if signaled {
+            let st = self.sends.get(slot as usize).ok_or(EINVAL)?;
+            if st
+                .busy
+                .compare_exchange(false, true, Ordering::AcqRel, Ordering::Relaxed)
+                .is_err()
+            {
+                return Err(EBUSY.into());
+            }
+            let now = self.epoch.fetch_add(1, Ordering::SeqCst);
+            st.posted_at.store(now, Ordering::Release);
+        }
+        Ok(cqe)
+    }
+
+    /// The request [`QpShared::send_begin`] prepared was not posted.
+    pub(super) fn send_not_posted(&self, slot: u32, signaled: bool) {
+        if let (true, Some(st)) = (signaled, self.sends.get(slot as usize)) {
+            st.busy.store(false, Ordering::Release);
+        }
+    }
+
+    /// Before an RDMA WRITE from a local buffer is posted with send slot
+    /// `slot`: `EBUSY` while the slot still holds one. Then
+    /// [`QpShared::hold_taken`] or [`QpShared::hold_dropped`].
+    pub(super) fn hold_begin(&self, slot: u32) -> Result {
+        let st = self.sends.get(slot as usize).ok_or(EINVAL)?;
+        st.held
+            .compare_exchange(core::ptr::null_mut(), reserved(), Ordering::AcqRel, Ordering::Relaxed)
+            .map(|_| ())
+            .map_err(|_| EBUSY.into())
+    }
+
+    /// The WRITE was posted: the slot keeps `buf` alive until a signaled
+    /// request that began posting after this completes successfully (a
+    /// queue pair's send queue completes in order, so the WRITE is done
+    /// then), or until the queue pair is drained and freed.
+    pub(super) fn hold_taken(&self, slot: u32, buf: &Arc<RegisteredBuf>) {
+        let Some(st) = self.sends.get(slot as usize) else { return };
+        let now = self.epoch.fetch_add(1, Ordering::SeqCst);
+        st.held_at.store(now, Ordering::Release);
+        self.holding.fetch_add(1, Ordering::AcqRel);
+        st.held
+            .store(Arc::into_raw(buf.clone()).cast_mut(), Ordering::Release);
+    }
+
+    /// The WRITE was not posted: nothing to hold.
+    pub(super) fn hold_dropped(&self, slot: u32) {
+        if let Some(st) = self.sends.get(slot as usize) {
+            st.held.store(core::ptr::null_mut(), Ordering::Release);
+        }
+    }
+
+    /// Send slot `slot` completed with `status`: ends its signaled request
+    /// and, when that one succeeded, lets go of every buffer held for a
+    /// WRITE posted before it began. Called by the completion queue's
+    /// poller only (one at a time).
+    fn send_completed(&self, slot: u32, status: WcStatus) {
+        let Some(st) = self.sends.get(slot as usize) else { return };
+        if !st.busy.load(Ordering::Acquire) {
+            // An unsignaled request, flushed or failed.
+            return;
+        }
+        let began = st.posted_at.load(Ordering::Acquire);
+        st.busy.store(false, Ordering::Release);
+        if status != WcStatus::Success || self.holding.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        for other in self.sends.iter() {
+            let p = other.held.load(Ordering::Acquire);
+            if p.is_null() || p == reserved() || other.held_at.load(Ordering::Acquire) >= began {
+                continue;
+            }
+            // Only this poller takes holds back, and none is taken on a
+            // slot while it holds one: `p` is still there.
+            if other
+                .held
+                .compare_exchange(p, core::ptr::null_mut(), Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+            {
+                self.holding.fetch_sub(1, Ordering::AcqRel);
+                // SAFETY: `Arc::into_raw` of a buffer (invariant), taken
+                // back once: the exchange made it ours.
+                drop(unsafe { Arc::from_raw(p.cast_const()) });
+            }
+        }
+    }
+
     /// Local buffer `index`.
     pub(super) fn local_buf(&self, index: usize) -> Option<&DmaBuf> {
         self.local_bufs.get(index)
@@ -292,6 +443,7 @@ unsafe extern "C" fn send_done<H: QpHandler>(_cq: *mut bindings::ib_cq, wc: *mut
     let (slot, status) = unsafe { slot_of::<H>(wc) };
     // SAFETY: the owner outlives every completion of its table (invariant).
     let owner = unsafe { &*slot.owner };
+    owner.send_completed(slot.index, status);
     owner.handler.send_done(slot.index, status);
 }
 
