@@ -19,6 +19,8 @@ import struct
 import sys
 import time
 
+from smc_echo_check import echo_intact
+
 # SMC sockets as IPPROTO_SMC of AF_INET (the same sockets as AF_SMC's),
 # so that Python takes their addresses as AF_INET ones.
 IPPROTO_SMC = 256
@@ -65,19 +67,7 @@ def main():
     print(f"recv: EAGAIN after {took:.2f} s")
     if not 0.5 <= took <= 5:
         return 1
-    payload = os.urandom(65536)
-    s.sendall(struct.pack(">Q", len(payload)) + payload)
-    back = b""
-    while len(back) < len(payload):
-        chunk = s.recv(len(payload) - len(back))
-        if not chunk:
-            break
-        back += chunk
-    if back != payload:
-        print(f"echo: {len(back)} of {len(payload)} bytes, or different ones")
-        return 1
-    print("echo: 64 KiB intact over the fallback")
-    return 0
+    return echo_intact(s)
 
 
 if __name__ == "__main__":

@@ -51,6 +51,16 @@ fi
 # First contacts: no link group left from the scripts before.
 run_test "smc_rs $side: loaded afresh for the qp_mtu cases" fresh_smc_rs
 
+# serve_or_run N SERVER_TEST CLIENT_TEST CLIENT_FN: the server echoes N
+# connections on $port, the client runs CLIENT_FN; one test each.
+serve_or_run() {
+	if [ "$side" = server ]; then
+		run_test "$2" timeout 120 smc_echo server -f smc -p "$port" -n "$1"
+	else
+		run_test "$3" "$4"
+	fi
+}
+
 # fallbacks_rose BEFORE: one more TCP fallback than BEFORE.
 fallbacks_rose() {
 	local now
@@ -126,12 +136,8 @@ run_test "smc_rs $side: no link group before the slow client" test -z "$(smc_lgr
 before_smcr
 pair_signal slow
 pair_await slow 60
-if [ "$side" = server ]; then
-	run_test "smc_rs server, a first contact whose Confirm is 4 s late: 4 connections echoed (server side)" \
-		timeout 120 smc_echo server -f smc -p "$port" -n 4
-else
-	run_test "smc_rs client, its first Confirm 4 s late: 3 more connections echoed intact meanwhile, then it" slow_first
-fi
+serve_or_run 4 "smc_rs server, a first contact whose Confirm is 4 s late: 4 connections echoed (server side)" \
+	"smc_rs client, its first Confirm 4 s late: 3 more connections echoed intact meanwhile, then it" slow_first
 run_test "smc_rs $side, the slow client: 4 SMC-Rv2 connections, no handshake error, no fallback" smcr_stats_moved 4
 run_test "smc_rs $side, the slow client: rxe carried the payload" rxe_moved $((4 * 65536))
 pair_signal done-slow
@@ -197,13 +203,9 @@ lost_lgr_client() {
 port=7444
 pair_signal lost
 pair_await lost 60
-if [ "$side" = server ]; then
-	run_test "smc_rs server, the client lost the link group (device gone and back): 3 connections echoed (server side)" \
-		timeout 120 smc_echo server -f smc -p "$port" -n 3
-else
-	run_test "smc_rs client, its device gone and back under an idle link group: the Accept naming it declined (NOSRVLINK) and echoed over TCP; 5 s later SMC-R again (the server tested the link at once)" \
-		lost_lgr_client
-fi
+serve_or_run 3 "smc_rs server, the client lost the link group (device gone and back): 3 connections echoed (server side)" \
+	"smc_rs client, its device gone and back under an idle link group: the Accept naming it declined (NOSRVLINK) and echoed over TCP; 5 s later SMC-R again (the server tested the link at once)" \
+	lost_lgr_client
 pair_signal done-lost
 pair_await done-lost 120
 run_test "smc_rs unloads after the CLC faults ($side side)" unload_smc_rs

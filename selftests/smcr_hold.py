@@ -17,6 +17,8 @@ import struct
 import sys
 import time
 
+from smc_echo_check import recv_upto
+
 AF_SMC = 43
 SMCPROTO_SMC = 0
 SMCPROTO_SMC6 = 1
@@ -70,12 +72,7 @@ def main():
             return 1
         time.sleep(0.2)
     s.sendall(PAYLOAD)
-    got = b""
-    while len(got) < len(PAYLOAD):
-        chunk = s.recv(len(PAYLOAD) - len(got))
-        if not chunk:
-            break
-        got += chunk
+    got = recv_upto(s, len(PAYLOAD))
     s.close()
     if got != PAYLOAD:
         print("smcr_hold: echo differs (%d bytes back)" % len(got), file=sys.stderr)
