@@ -42,7 +42,18 @@ module! {
     author: "smc_rs developers",
     description: "Shared Memory Communications over RDMA (AF_SMC) in Rust",
     license: "GPL",
-    alias: ["net-pf-43", "net-pf-2-proto-256-type-1", "net-pf-10-proto-256-type-1"],
+    // Upstream's: the family, IPPROTO_SMC sockets of AF_INET and AF_INET6,
+    // both generic netlink families (smc.ko) and the sock_diag handler of
+    // AF_SMC (smc_diag.ko), so that `smcss`, `smcr` and `smc_pnet` load
+    // the module on demand as they load upstream's.
+    alias: [
+        "net-pf-43",
+        "net-pf-2-proto-256-type-1",
+        "net-pf-10-proto-256-type-1",
+        "net-pf-16-proto-16-family-SMC_GEN_NETLINK",
+        "net-pf-16-proto-16-family-SMC_PNETID",
+        "net-pf-16-proto-4-type-43",
+    ],
 }
 
 /// Torn down in field order: the debugfs files first (fault injection and
