@@ -91,8 +91,9 @@ impl<H: QpHandler> QpInner<H> {
         // entries are valid for the call (the driver copies them); its
         // completion entry lives until the queue pair is drained; every
         // address it names is a range the device may use for as long as the
-        // request can run (`Sge`'s invariant, or inline data the driver
-        // copies now).
+        // request can run (`Sge`'s invariant; inline data the driver copies
+        // now; a local buffer whose hold `post_rdma_write_held` takes right
+        // after, while the caller's reference still keeps it alive).
         to_result(unsafe { bindings::smc_rs_ib_post_send(self.as_raw(), wr) })
     }
 }
