@@ -442,6 +442,20 @@ static void slow_reader(void)
 }
 
 /*
+ * The client's part of a splice scenario: sends the 8 bytes of msg for the
+ * server to splice, meets it, then shows what comes back (as back_name)
+ * and its first back_len bytes.
+ */
+static void splice_round_trip(int fd, const char *msg, const char *back_name, int back_len)
+{
+	SHOW("send 8 bytes to be spliced", send(fd, msg, 8, MSG_NOSIGNAL));
+	sync_peer();
+	wait_for(fd, POLLIN);
+	SHOW(back_name, recv(fd, big, 64, 0));
+	OBS("bytes spliced back", "%.*s", back_len, big);
+}
+
+/*
  * sendfile() of 1 MiB from a file, then splice() both ways through a pipe:
  * the socket's data moves without read()/write().
  */
@@ -469,11 +483,7 @@ static void splice_sendfile(void)
 		OBS("sendfile 1 MiB", "%zu", sent);
 		close(f);
 		sync_peer();
-		SHOW("send 8 bytes to be spliced", send(fd, "spliced!", 8, MSG_NOSIGNAL));
-		sync_peer();
-		wait_for(fd, POLLIN);
-		SHOW("recv the bytes spliced back", recv(fd, big, 64, 0));
-		OBS("bytes spliced back", "%.8s", big);
+		splice_round_trip(fd, "spliced!", "recv the bytes spliced back", 8);
 	} else {
 		read_stream(fd, 65536, 0, 0, MIB);
 		sync_peer();
@@ -501,11 +511,7 @@ static void tee_splice(void)
 	if (pipe(p) || pipe(q) || pipe(r))
 		die("pipe");
 	if (!is_server) {
-		SHOW("send 8 bytes to be spliced", send(fd, "teedata!", 8, MSG_NOSIGNAL));
-		sync_peer();
-		wait_for(fd, POLLIN);
-		SHOW("recv what the pipe kept", recv(fd, big, 64, 0));
-		OBS("bytes spliced back", "%.5s", big);
+		splice_round_trip(fd, "teedata!", "recv what the pipe kept", 5);
 	} else {
 		wait_for(fd, POLLIN);
 		SHOW("splice socket to pipe", splice(fd, NULL, p[1], NULL, 8, 0));
