@@ -17,7 +17,6 @@
 use super::super::bindings;
 use super::super::errno::EINVAL;
 use super::mr::{MrAccess, RegisteredBuf};
-use super::pd::Pd;
 use super::qp::{Qp, QpInner, QpState, Rts};
 use super::sge::Sge;
 use super::wr::{QpHandler, SlotKind, MAX_SGE};
@@ -56,12 +55,9 @@ impl<H: QpHandler> QpInner<H> {
             raw: [bindings::ib_sge::default(); MAX_SGE],
             count: sges.len(),
         };
-        let scopes = [
-            core::ptr::from_ref(self.shared()) as usize,
-            core::ptr::from_ref::<Pd>(&self.pd) as usize,
-        ];
+        let owner = core::ptr::from_ref(self.shared()) as usize;
         for (dst, sge) in list.raw.iter_mut().zip(sges) {
-            *dst = sge.raw_in(scopes).ok_or(EINVAL)?;
+            *dst = sge.raw_on(owner).ok_or(EINVAL)?;
         }
         Ok(list)
     }
