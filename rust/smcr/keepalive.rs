@@ -72,10 +72,19 @@ impl LinkGroup {
             return;
         }
         smc_dbg!("lgr: the client knows no such link group, TEST LINK now");
-        act.tested.store(stamp(), Ordering::Relaxed);
+        self.test_link(stamp());
+    }
+
+    /// Sends a TEST LINK request, noting when (`now`) for the keeper's
+    /// wait for the answer; `false` (the link is down then) when it could
+    /// not be sent.
+    fn test_link(&self, now: u64) -> bool {
+        self.link.activity.tested.store(now, Ordering::Relaxed);
         if llc::send_test_link(&self.link).is_err() {
             self.link.link_down();
+            return false;
         }
+        true
     }
 
     /// One look at the link group (process context, may sleep).
@@ -127,9 +136,7 @@ impl LinkGroup {
                 self.link.params.testlink_ms,
             )
         {
-            act.tested.store(now, Ordering::Relaxed);
-            if llc::send_test_link(&self.link).is_err() {
-                self.link.link_down();
+            if !self.test_link(now) {
                 return Verdict::End;
             }
         }
