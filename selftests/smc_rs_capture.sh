@@ -249,16 +249,33 @@ rdma_write_carries_payload() {
 run_test "capture: RDMA WRITEs carry the echoed payload both ways (tshark infiniband.bth.opcode, infiniband.reth.dmalen)" \
 	rdma_write_carries_payload
 
-# (d) Nothing Wireshark considers malformed or an error.
+# (d) Nothing Wireshark considers malformed or an error. An RDMA WRITE's
+# payload is the application's bytes: when no heuristic claims it, the
+# InfiniBand dissector reads its first four bytes as an Ethernet type and
+# two zero bytes, so a 1-byte write of 0x08 or 0x90 (three pad bytes of
+# zero) is handed to IPv4 or LOOP, which then fail on it. Such a frame is
+# listed but not counted when the InfiniBand headers themselves decoded
+# (no "Malformed Packet: InfiniBand") and the guess is all that failed.
+# RC RDMA WRITE opcodes: 6 First, 7 Middle, 8 Last, 9 Last with Immediate,
+# 10 Only, 11 Only with Immediate.
 well_formed() {
-	local malformed errors
-	malformed=$(count "\$$c_malformed != \"\"")
-	# Expert severity "error" is 0x00800000 (8388608).
-	errors=$(count "\$$c_sev ~ /(^|,)(8388608|0x00800000)(,|\$)/")
-	echo "$(wc -l <"$decoded") frames: malformed $malformed, with expert errors $errors"
-	awk -F'\t' -v m="$c_malformed" -v e="$c_sev" \
-		'$m != "" || $e ~ /8388608|0x00800000/ { print }' "$decoded" | head -n 10
-	[ -s "$decoded" ] && [ "$malformed" -eq 0 ] && [ "$errors" -eq 0 ]
+	local verdicts errors guessed
+	verdicts=$(awk -F'\t' -v m="$c_malformed" -v e="$c_sev" -v op="$c_op" '
+		{
+			bad = $m != "" || $e ~ /(^|,)(8388608|0x00800000)(,|$)/
+			if (!bad) next
+			write = $op ~ /^(6|7|8|9|10|11)$/
+			if (write && $m != "" && $m !~ /InfiniBand/)
+				print "guessed\t" $0
+			else
+				print "bad\t" $0
+		}' "$decoded")
+	errors=$(printf '%s\n' "$verdicts" | grep -c '^bad' || true)
+	guessed=$(printf '%s\n' "$verdicts" | grep -c '^guessed' || true)
+	echo "$(wc -l <"$decoded") frames: malformed or with expert errors $errors;" \
+		"RDMA WRITE payloads a guessed Ethernet type failed on (not counted) $guessed"
+	printf '%s\n' "$verdicts" | grep -v '^$' | head -n 10
+	[ -s "$decoded" ] && [ "$errors" -eq 0 ]
 }
 run_test "capture: no frame malformed or with an expert error, RPC-over-RDMA heuristic off (tshark _ws.malformed, _ws.expert.severity)" \
 	well_formed
