@@ -22,3 +22,5 @@ pub(crate) mod lgr_match;
 pub(crate) mod llc;
 #[path = "../wire/src/tokens.rs"]
 pub(crate) mod tokens;
+#[path = "../wire/src/waiters.rs"]
+pub(crate) mod waiters;

@@ -21,3 +21,4 @@ pub mod cursor;
 pub mod lgr_match;
 pub mod llc;
 pub mod tokens;
+pub mod waiters;

@@ -17,7 +17,7 @@ use crate::sys::errno::{EAGAIN, EBUSY, EINVAL, ENOLINK, ETIMEDOUT};
 use crate::sys::ib::mr::{MrAccess, RegisteredBuf};
 use crate::sys::ib::pd::Pd;
 use crate::sys::ib::wr::{QpEvent, QpHandler, WcStatus};
-use crate::sys::print::smc_dbg;
+use crate::sys::print::{smc_dbg, smc_warn_ratelimited};
 use crate::wire::cdc::CDC_MSG_TYPE;
 use crate::wire::llc::LLC_LEN;
 use core::sync::atomic::Ordering;
@@ -57,8 +57,12 @@ impl Link {
         }
         let mut tx = self.tx.lock();
         let slot = tx.take();
-        if slot.is_none() {
-            tx.waiters.push(token);
+        if slot.is_none() && !tx.waiters.push(token) {
+            // Cannot happen while every connection that leaves is
+            // forgotten (no more wait than the group has connections).
+            drop(tx);
+            smc_warn_ratelimited!("link: slot queue full, token {token:#x} not queued");
+            return Err(EAGAIN.into());
         }
         Ok(slot)
     }

@@ -9,9 +9,16 @@
 
 use super::slots::MAX_SLOTS;
 use crate::wire::llc::LLC_LEN;
+use crate::wire::waiters::TokenQueue;
 
 /// Most connections a link group carries (tokens waiting on one link).
 pub(crate) const CONNS_PER_LGR: usize = 255;
+
+/// Connections (by token) waiting for a send slot, first come first
+/// served, each once. A connection that leaves the link group is taken
+/// out, so no more than a link group's connections ever wait and no push
+/// is lost (see the wire crate's `waiters`).
+pub(super) type SlotWaiters = TokenQueue<CONNS_PER_LGR>;
 
 /// What a send slot was used for, for its completion.
 #[derive(Clone, Copy, Default)]
@@ -143,71 +150,5 @@ impl QueuedAnswers {
         self.head = (self.head + 1) % ANSWERS_QUEUED;
         self.len -= 1;
         msg
-    }
-}
-
-/// Connections (by token) waiting for a send slot, first come first
-/// served, each once: a completed slot goes to the first of them, as
-/// upstream's senders queue for a slot, and does not wake them all.
-pub(super) struct SlotWaiters {
-    tokens: [u32; CONNS_PER_LGR + 1],
-    head: usize,
-    len: usize,
-}
-
-impl SlotWaiters {
-    const fn new() -> Self {
-        SlotWaiters {
-            tokens: [0; CONNS_PER_LGR + 1],
-            head: 0,
-            len: 0,
-        }
-    }
-
-    /// Queues `token` unless it waits already. A connection that leaves
-    /// the link group is taken out ([`Self::forget`]), so no more than a
-    /// link group's connections ever wait and the queue never overflows.
-    pub(super) fn push(&mut self, token: u32) {
-        let cap = self.tokens.len();
-        let queued = (0..self.len).any(|k| self.tokens.get((self.head + k) % cap) == Some(&token));
-        if queued || self.len == cap {
-            return;
-        }
-        if let Some(t) = self.tokens.get_mut((self.head + self.len) % cap) {
-            *t = token;
-            self.len += 1;
-        }
-    }
-
-    /// Takes `token` out: a connection that leaves the link group gives
-    /// up its place, so that the queue never holds more than the link
-    /// group's live connections and a push is never dropped.
-    pub(super) fn forget(&mut self, token: u32) {
-        let cap = self.tokens.len();
-        let mut kept = 0;
-        for k in 0..self.len {
-            let Some(&t) = self.tokens.get((self.head + k) % cap) else {
-                continue;
-            };
-            if t == token {
-                continue;
-            }
-            if let Some(dst) = self.tokens.get_mut((self.head + kept) % cap) {
-                *dst = t;
-            }
-            kept += 1;
-        }
-        self.len = kept;
-    }
-
-    /// Takes the first waiting connection.
-    pub(super) fn pop(&mut self) -> Option<u32> {
-        if self.len == 0 {
-            return None;
-        }
-        let token = self.tokens.get(self.head).copied();
-        self.head = (self.head + 1) % self.tokens.len();
-        self.len -= 1;
-        token
     }
 }
