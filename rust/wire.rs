@@ -16,6 +16,8 @@ pub(crate) mod close;
 pub(crate) mod codec;
 #[path = "../wire/src/cursor.rs"]
 pub(crate) mod cursor;
+#[path = "../wire/src/lgr_links.rs"]
+pub(crate) mod lgr_links;
 #[path = "../wire/src/lgr_match.rs"]
 pub(crate) mod lgr_match;
 #[path = "../wire/src/llc/mod.rs"]

@@ -18,13 +18,18 @@ export PATH=$top/selftests:$top/selftests/tools:$PATH
 
 mount -t debugfs none /sys/kernel/debug 2>/dev/null
 ip link set lo up
-# The link's NIC has the MAC 52:54:00:5c:00:0N (see vm.sh); udev may have
-# renamed it: call it eth0 again.
+# The link's NIC has the MAC 52:54:00:5c:00:0N, a pair's second link's
+# 52:54:00:5c:01:0N (see vm.sh); whatever they were called at boot, they
+# are eth0 and eth1 (through names of their own, so that no rename finds
+# its target taken). eth1 stays down until a test brings it up.
 for dev in /sys/class/net/*; do
 	case "$(cat "$dev/address" 2>/dev/null)" in
-	52:54:00:5c:00:0*) [ "${dev##*/}" = eth0 ] || ip link set "${dev##*/}" name eth0 ;;
+	52:54:00:5c:00:0*) ip link set "${dev##*/}" name smcbed0 ;;
+	52:54:00:5c:01:0*) ip link set "${dev##*/}" name smcbed1 ;;
 	esac
 done
+ip link set smcbed0 name eth0 2>/dev/null
+ip link set smcbed1 name eth1 2>/dev/null
 if ip link show eth0 >/dev/null 2>&1; then
 	ip link set eth0 up
 	ip addr add "10.10.0.$n/24" dev eth0

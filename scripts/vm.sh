@@ -9,7 +9,9 @@
 #
 # MOD is smc_rs (this repository's module), upstream (the kernel's smc.ko,
 # with a UEID set so SMC-Rv2 can work over rxe) or none. Each VM gets an rxe
-# device on eth0; VM n has address 10.10.0.n/24 and fd00::n/64.
+# device on eth0; VM n has address 10.10.0.n/24 and fd00::n/64. A pair
+# also has a second link between eth1 and eth1, down and without rxe
+# until a test brings it up (selftests/lib.sh: second_link_up).
 #
 # SMC_VM_RXE=0 leaves the rxe devices out (SMC-R impossible: a pure CLC
 # negotiation test). SMC_VM_APPEND adds kernel boot options (benchmarks
@@ -29,7 +31,7 @@ mode=${1:?usage: vm.sh single MOD CMD | pair MOD1 CMD1 MOD2 CMD2}
 kdir=$("$here/build-kernel.sh")
 out=${SMC_VM_OUT:-$(mktemp -d /tmp/smc_rs-vm.XXXXXX)}
 mkdir -p "$out"
-rm -f "$out"/vm*.rc "$out"/vm*.ready "$out"/vm*.dmesg "$out"/vm*.kmemleak "$out"/vm*.log "$out"/link.sock
+rm -f "$out"/vm*.rc "$out"/vm*.ready "$out"/vm*.dmesg "$out"/vm*.kmemleak "$out"/vm*.log "$out"/link.sock "$out"/link2.sock
 rm -rf "$out/decode"
 mkdir -p "$out/decode"
 # The guests' tshark runs here (scripts/decoder.sh), for as long as they do.
@@ -86,17 +88,19 @@ single)
 	finish 1 "$vm_pid"
 	;;
 pair)
-	sock=$out/link.sock
+	sock=$out/link.sock sock2=$out/link2.sock
 	mac1=52:54:00:5c:00:01
 	mac2=52:54:00:5c:00:02
+	# The second link's NICs: 52:54:00:5c:01:0N.
+	nic2="-device virtio-net-pci,netdev=l1,mac=52:54:00:5c:01:0"
 	log "booting VM 1 (module: ${2:-smc_rs}) and VM 2 (module: ${4:-smc_rs})"
 	start_vm 1 "${2:-smc_rs}" "$3" \
-		"-netdev stream,id=l0,server=on,addr.type=unix,addr.path=$sock -device virtio-net-pci,netdev=l0,mac=$mac1"
+		"-netdev stream,id=l0,server=on,addr.type=unix,addr.path=$sock -device virtio-net-pci,netdev=l0,mac=$mac1 -netdev stream,id=l1,server=on,addr.type=unix,addr.path=$sock2 ${nic2}1"
 	pid1=$vm_pid
-	for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
-	[ -S "$sock" ] || die "VM 1 did not open the link socket"
+	for _ in $(seq 100); do [ -S "$sock" ] && [ -S "$sock2" ] && break; sleep 0.1; done
+	[ -S "$sock" ] && [ -S "$sock2" ] || die "VM 1 did not open the link sockets"
 	start_vm 2 "${4:-smc_rs}" "$5" \
-		"-netdev stream,id=l0,server=off,addr.type=unix,addr.path=$sock -device virtio-net-pci,netdev=l0,mac=$mac2"
+		"-netdev stream,id=l0,server=off,addr.type=unix,addr.path=$sock -device virtio-net-pci,netdev=l0,mac=$mac2 -netdev stream,id=l1,server=off,addr.type=unix,addr.path=$sock2 ${nic2}2"
 	pid2=$vm_pid
 	rc1=0; rc2=0
 	finish 1 "$pid1" || rc1=$?

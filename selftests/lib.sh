@@ -278,3 +278,36 @@ fresh_smc_rs() {
 	reload_smc_rs && "$SMC_TOP/selftests/tools/smc_ueid" add SMC-RS-TESTBED &&
 		{ echo "module smc_rs +p" >/sys/kernel/debug/dynamic_debug/control; } 2>/dev/null
 }
+
+# The pair's second link (vm.sh): second_link_up gives eth1 the address
+# 10.10.0.1N/24 without a prefix route (with one, traffic for the first
+# addresses could leave through eth1), a host route to the peer's second
+# address through it, ARP answered only on the NIC that has the address
+# asked for, and an rxe device rxe1: both NICs are then ports an SMC-R link
+# group can run a link on each. second_link_down takes all of it away
+# again; rounds after it find the bed as booted.
+second_link_up() {
+	local mine_ip=10.10.0.1$SMC_VM peer_ip=10.10.0.1$((3 - SMC_VM))
+	ip link show eth1 >/dev/null 2>&1 || { echo "no eth1 (vm.sh pair has one)"; return 1; }
+	sysctl -qw net.ipv4.conf.all.arp_ignore=1 net.ipv4.conf.all.arp_announce=2 &&
+		ip link set eth1 up &&
+		ip addr add "$mine_ip/24" dev eth1 noprefixroute &&
+		ip route add "$peer_ip/32" dev eth1 src "$mine_ip" &&
+		rdma link add rxe1 type rxe netdev eth1 || return 1
+	# The peer's second address answers through eth1.
+	ping -c 1 -W 5 -I eth1 "$peer_ip" >/dev/null 2>&1 ||
+		ping -c 1 -W 10 -I eth1 "$peer_ip" >/dev/null
+}
+second_link_down() {
+	rdma link delete rxe1 2>/dev/null
+	ip addr flush dev eth1 2>/dev/null
+	ip link set eth1 down 2>/dev/null
+	ip link set eth0 up
+	sysctl -qw net.ipv4.conf.all.arp_ignore=0 net.ipv4.conf.all.arp_announce=0
+	[ ! -e /sys/class/infiniband/rxe1 ]
+}
+
+# rxe_sent DEV: the RoCE packets rxe device DEV sent so far.
+rxe_sent() {
+	cat "/sys/class/infiniband/$1/ports/1/hw_counters/sent_pkts"
+}

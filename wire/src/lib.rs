@@ -18,6 +18,7 @@ pub mod clc;
 pub mod close;
 pub mod codec;
 pub mod cursor;
+pub mod lgr_links;
 pub mod lgr_match;
 pub mod llc;
 pub mod tokens;
