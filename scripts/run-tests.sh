@@ -238,7 +238,10 @@ fi
 #     way and a slow client's first Confirm that delays nobody, link
 #     groups of 16 connections, the two of round 2 above;
 #  6. smc_rs on both, captured on the wire and decoded by Wireshark's
-#     dissectors, with the idle link's TEST LINK exchange.
+#     dissectors, with the idle link's TEST LINK exchange;
+#  7. the second link (eth1, rxe1) up: upstream on both sides, the bed's
+#     reference for link groups with two links (SYM, a failover that
+#     loses nothing).
 more="$t/smc_rs_rxsge.sh $t/smc_rs_v4mapped.sh"
 smcr="$t/smc_rs_smcr.sh $t/smc_rs_roce_blocked.sh $t/smc_rs_urgent.sh $t/smc_rs_scarce_slots.sh $t/smc_rs_abort_churn.sh $more"
 both="--mods smc_rs,smc_rs"
@@ -247,7 +250,8 @@ $round 2-smcr-server $smcr;
 $round 3-smcr-client --server-vm 2 $smcr $t/smc_rs_orphan.sh;
 $round 4-norxe --no-rxe $t/smc_rs_pair_norxe.sh;
 $round 5-smcr-both $both $t/smc_rs_semantics_pair.sh $t/smc_run_bpf.sh $t/smc_rs_smcr.sh $t/smc_rs_hostile.sh $t/smc_rs_roce_blocked.sh $t/smc_rs_urgent.sh $t/smc_rs_scarce_slots.sh $t/smc_rs_abort_churn.sh $t/smc_rs_clc_faults.sh $t/smc_rs_many_lgrs.sh $more;
-$round 6-capture $both $t/smc_rs_capture.sh"
+$round 6-capture $both $t/smc_rs_capture.sh;
+$round 7-twolinks --mods upstream,upstream $t/smc_rs_twolinks.sh"
 if [ "$test_set" = faults ]; then
 	# Under KASAN the guests boot in about 10 minutes and run 3 to 5 times
 	# slower: the fault scripts only, against upstream and between two
