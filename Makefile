@@ -8,8 +8,12 @@ SHELL := /bin/bash
 TOP := $(CURDIR)
 SCRIPTS := $(TOP)/scripts
 
-# The kernel tree smc_rs builds against and boots (built once, cached).
-KDIR ?= $(shell $(SCRIPTS)/build-kernel.sh)
+# The kernel tree smc_rs builds against: the running kernel's when it has
+# a build tree with CONFIG_RUST=y, else the test bed's (built once,
+# cached; the VMs boot it). `make kernel-check` says whether KDIR can take
+# smc_rs, and what is missing when it cannot.
+RUNNING_KDIR := /lib/modules/$(shell uname -r)/build
+KDIR ?= $(shell if grep -qs '^CONFIG_RUST=y' $(RUNNING_KDIR)/.config; then echo $(RUNNING_KDIR); else $(SCRIPTS)/build-kernel.sh; fi)
 KPATH := $(shell source $(SCRIPTS)/lib.sh && kernel_path)
 # A clang-built tree (the KASAN flavour, SMC_KERNEL_FLAVOUR=kasan) takes
 # modules built by clang too.
@@ -17,7 +21,7 @@ KLLVM = $(if $(shell grep -s '^CONFIG_CC_IS_CLANG=y' $(KDIR)/.config),LLVM=1)
 
 PREFIX ?= /usr/local
 
-.PHONY: install all modules clippy kdir kernel setup clean help vm vm-pair check check-long check-kasan demo walkthrough bench host-test fuzz fuzz-long selftests-build selftests tools
+.PHONY: kernel-check install all modules clippy kdir kernel setup clean help vm vm-pair check check-long check-kasan demo walkthrough bench host-test fuzz fuzz-long selftests-build selftests tools
 
 all: modules
 
@@ -29,6 +33,11 @@ kernel: setup
 
 kdir:
 	@echo $(KDIR)
+
+kernel-check:
+	@$(SCRIPTS)/kernel-check.sh $(RUNNING_KDIR) || \
+		echo "make builds and installs for the test bed's kernel instead"
+	@[ "$(KDIR)" = "$(RUNNING_KDIR)" ] || $(SCRIPTS)/kernel-check.sh $(KDIR)
 
 modules:
 	@PATH="$(KPATH)" $(MAKE) -C $(KDIR) M=$(TOP) $(KLLVM) modules
@@ -51,7 +60,7 @@ host-test:
 # DESTDIR$(PREFIX)/sbin, smc_run (for every user, as upstream) into
 # DESTDIR$(PREFIX)/bin and its library as DESTDIR$(PREFIX)/lib/libsmc-preload.so
 # (smc_run looks in ../lib from where it is).
-install: modules tools
+install: kernel-check modules tools
 	@PATH="$(KPATH)" $(MAKE) -C $(KDIR) M=$(TOP) $(KLLVM) INSTALL_MOD_PATH=$(DESTDIR) INSTALL_MOD_DIR=updates modules_install
 	@install -d $(DESTDIR)$(PREFIX)/sbin
 	@install -m 0755 tools/target/release/smcss tools/target/release/smcr tools/target/release/smcd tools/target/release/smc_pnet $(DESTDIR)$(PREFIX)/sbin/
