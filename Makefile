@@ -34,10 +34,12 @@ kernel: setup
 kdir:
 	@echo $(KDIR)
 
+# Fails when KDIR cannot take smc_rs; says first why the running kernel is
+# not the one built for, when it is not.
 kernel-check:
-	@$(SCRIPTS)/kernel-check.sh $(RUNNING_KDIR) || \
-		echo "make builds and installs for the test bed's kernel instead"
-	@[ "$(KDIR)" = "$(RUNNING_KDIR)" ] || $(SCRIPTS)/kernel-check.sh $(KDIR)
+	@[ "$(KDIR)" = "$(RUNNING_KDIR)" ] || $(SCRIPTS)/kernel-check.sh $(RUNNING_KDIR) >/dev/null || \
+		echo "so smc_rs is built for $(KDIR), not for the running kernel"
+	@$(SCRIPTS)/kernel-check.sh $(KDIR)
 
 modules:
 	@PATH="$(KPATH)" $(MAKE) -C $(KDIR) M=$(TOP) $(KLLVM) modules
