@@ -11,7 +11,9 @@ pub(crate) mod pnet;
 mod select;
 
 pub(crate) use devices::{any_port_up, set_device_users, DeviceHold, DeviceUsers, SmcIbDevice};
-pub(crate) use select::{find_smcr_v2_device, local_systemid, SmcrV2Device};
+pub(crate) use select::{
+    find_alt_smcr_v2_device, find_smcr_v2_device, gid_ipv4, local_systemid, SmcrV2Device,
+};
 
 use crate::sys::ib::client::IbClientOps;
 use crate::sys::ib::device::IbDevice;

@@ -207,11 +207,11 @@ fn max_links_per_lgr(net: &Net) -> u8 {
 /// Upstream's decline codes of the SMC-Rv2.1 limit negotiation.
 pub(crate) const DECL_MAXCONNERR: u32 = 0x0303_000a;
 pub(crate) const DECL_MAXLINKERR: u32 = 0x0303_000b;
-/// Links per link group here: one.
-const LINKS_SUPPORTED: u8 = 1;
+/// Links per link group here: two (upstream's `SMC_LINKS_ADD_LNK_MAX`).
+const LINKS_SUPPORTED: u8 = 2;
 
 /// What a client proposes (SMC-Rv2.1): `smcr_max_conns_per_lgr`, and
-/// `smcr_max_links_per_lgr` but at most the one link we support.
+/// `smcr_max_links_per_lgr` but at most the links we support.
 pub(crate) fn proposal_limits(net: &Net) -> (u8, u8) {
     (
         max_conns_per_lgr(net),

@@ -18,6 +18,8 @@ pub(crate) mod codec;
 pub(crate) mod cursor;
 #[path = "../wire/src/lgr_links.rs"]
 pub(crate) mod lgr_links;
+#[path = "../wire/src/rtokens.rs"]
+pub(crate) mod rtokens;
 #[path = "../wire/src/lgr_match.rs"]
 pub(crate) mod lgr_match;
 #[path = "../wire/src/llc/mod.rs"]

@@ -107,7 +107,7 @@ impl SockDiag for SmcSock {
                 Some(c) => (
                     ext.conninfo().then(|| c.diag()),
                     if ext.lgrinfo() {
-                        c.link.link_diag()
+                        c.link().link_diag()
                     } else {
                         None
                     },

@@ -21,6 +21,10 @@ use kernel::types::ARef;
 pub(crate) trait DeviceUsers: Send + Sync {
     /// `dev` is going away: end everything on it. Process context.
     fn device_removed(&self, dev: &SmcIbDevice);
+    /// Port `port` of `dev` went down (`IB_EVENT_PORT_ERR`): the links on
+    /// it go down now (upstream's `smcr_port_err`), not when their queue
+    /// pairs give up. Process context (ib_core's event work).
+    fn port_down(&self, dev: &SmcIbDevice, port: u32);
 }
 
 /// The users of the devices, told about removals.
@@ -138,6 +142,12 @@ impl IbEventSink for SmcIbDevice {
                     // of. The MTU is read when a link is made.
                     let up = matches!(event, IbEvent::PortActive(_));
                     p.active.store(up, Ordering::Release);
+                    // Out of the RCU read section: the users may sleep.
+                    if !up {
+                        if let Some(users) = USERS.read(|u| u.cloned()) {
+                            users.port_down(self, n);
+                        }
+                    }
                 }
             }
             // GIDs are looked up afresh for every new link.

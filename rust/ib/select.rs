@@ -21,7 +21,7 @@ use crate::sys::net::Net;
 use crate::sys::net::ETH_ALEN;
 use crate::sys::print::smc_dbg;
 use crate::sys::random::random_u16;
-use crate::sys::route::{on_subnet, RouteInfo};
+use crate::sys::route::{find_route_v4, on_subnet, route_dev_v4, RouteInfo};
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::sync::Arc;
 
@@ -221,4 +221,95 @@ pub(crate) fn local_systemid() -> [u8; 8] {
         Ok(_) => new,
         Err(now) => now.to_ne_bytes(),
     }
+}
+
+/// A device, port, GID and MTU that may carry another link.
+type Candidate = (Arc<SmcIbDevice>, u32, GidEntry, u32);
+
+/// A device other than `known` for another link of an SMC-Rv2 link group
+/// in `net` whose first link uses the address `saddr` (upstream's
+/// `smc_pnet_find_alt_roce` with `check_smcrv2`): an active port with a
+/// RoCE v2 IPv4 GID of the namespace on an interface whose subnet holds
+/// `saddr`. With `daddr` (the peer's address on the new link: a client
+/// answering the server's ADD LINK), the route from that GID's address
+/// to `daddr` must leave by the same interface (upstream checks only that
+/// a route exists). Process context.
+pub(crate) fn find_alt_smcr_v2_device(
+    net: &Net,
+    known: &SmcIbDevice,
+    saddr: [u8; 4],
+    daddr: Option<[u8; 4]>,
+) -> Option<SmcrV2Device> {
+    let candidates = with_devices(|devices| {
+        let mut out: [Option<Candidate>; 4] = [const { None }; 4];
+        let mut n = 0;
+        for d in devices.iter() {
+            if core::ptr::eq(&**d, known) || d.removed.load(Ordering::Acquire) || !d.dev.usable_in(net) {
+                continue;
+            }
+            for p in d.ports.iter() {
+                if !p.active.load(Ordering::Acquire) {
+                    continue;
+                }
+                let mut found = None;
+                d.dev.for_each_gid(p.number, p.gid_table_len, |e| {
+                    if found.is_none()
+                        && e.roce_v2
+                        && gid_is_ipv4(&e.gid)
+                        && e.net_id == net.id()
+                        && on_subnet(net, e.ifindex, saddr)
+                    {
+                        found = Some(e);
+                    }
+                });
+                if let (Some(e), Some(slot)) = (found, out.get_mut(n)) {
+                    *slot = Some((d.clone(), p.number, e, p.active_mtu.load(Ordering::Relaxed)));
+                    n += 1;
+                }
+            }
+        }
+        out
+    });
+    candidates.into_iter().flatten().find_map(|(device, port, gid, mtu)| {
+        let own = [gid.gid[12], gid.gid[13], gid.gid[14], gid.gid[15]];
+        let (uses_gateway, nexthop_mac) = match daddr {
+            Some(d) => {
+                let (ifindex, gateway) = route_dev_v4(net, own, d).ok()?;
+                if ifindex != gid.ifindex {
+                    return None;
+                }
+                // A direct peer's MAC comes in its ADD LINK; a gateway's
+                // must be known.
+                if gateway {
+                    let route = find_route_v4(net, own, d).ok()?;
+                    (true, route.nexthop_mac)
+                } else {
+                    (false, [0; ETH_ALEN])
+                }
+            }
+            None => (false, [0; ETH_ALEN]),
+        };
+        let path_mtu = device.dev.query_port(port).map_or(mtu, |a| a.active_mtu);
+        smc_dbg!(
+            "ib: another link via {} port {} gid[{}]",
+            Name(&device.dev),
+            port,
+            gid.index
+        );
+        Some(SmcrV2Device {
+            device,
+            port,
+            gid_index: u32::from(gid.index),
+            gid: gid.gid,
+            mac: gid.mac,
+            uses_gateway,
+            nexthop_mac,
+            path_mtu,
+        })
+    })
+}
+
+/// The IPv4 address in an IPv4-mapped GID.
+pub(crate) fn gid_ipv4(gid: &[u8; GID_LEN]) -> [u8; 4] {
+    [gid[12], gid[13], gid[14], gid[15]]
 }

@@ -9,9 +9,10 @@
 //! SMC family, see [`netlink`](super)).
 
 use crate::ib::info::{devices, DeviceInfo};
-use crate::smcr::info::{gid_text, LGR_SMC_VERSION, LGR_TYPE_SINGLE};
+use crate::smcr::info::{gid_text, LGR_SMC_VERSION};
 use crate::smcr::lgr::LinkGroup;
-use crate::smcr::link::LinkState;
+use crate::smcr::link::{Link, LinkState};
+use crate::wire::lgr_links::LgrType;
 use crate::sys::bindings as b;
 use crate::sys::genl::{GenlDump, GenlFamily, GenlMessage};
 use core::ffi::c_long;
@@ -43,10 +44,15 @@ pub(super) fn dump_link_groups<F: GenlFamily>(dump: &mut GenlDump<'_, F>, links:
             d.message(b::SMC_NETLINK_GET_LGR_SMCR as u8, |m| {
                 m.nest(b::SMC_GEN_LGR_SMCR as u16, |m| fill_lgr(m, lgr, cookie))
             })?;
-            if links && lgr.link.state() == LinkState::Active {
-                d.message(b::SMC_NETLINK_GET_LINK_SMCR as u8, |m| {
-                    m.nest(b::SMC_GEN_LINK_SMCR as u16, |m| fill_link(m, lgr))
-                })?;
+            if links {
+                for link in lgr.links().iter().flatten() {
+                    if link.state() != LinkState::Active {
+                        continue;
+                    }
+                    d.message(b::SMC_NETLINK_GET_LINK_SMCR as u8, |m| {
+                        m.nest(b::SMC_GEN_LINK_SMCR as u16, |m| fill_link(m, lgr, link))
+                    })?;
+                }
             }
             Ok(())
         });
@@ -65,8 +71,8 @@ fn fill_lgr(m: &mut GenlMessage<'_>, lgr: &LinkGroup, cookie: u64) -> Result {
     let (sndbufs, rmbs) = lgr.allocated_bytes();
     m.put_u32(b::SMC_NLA_LGR_R_ID as u16, lgr.id_word())?;
     m.put_u32(b::SMC_NLA_LGR_R_CONNS_NUM as u16, lgr.conn_count() as u32)?;
-    m.put_u8(b::SMC_NLA_LGR_R_ROLE as u16, lgr.link.role_number())?;
-    m.put_u8(b::SMC_NLA_LGR_R_TYPE as u16, LGR_TYPE_SINGLE)?;
+    m.put_u8(b::SMC_NLA_LGR_R_ROLE as u16, lgr.link().role_number())?;
+    m.put_u8(b::SMC_NLA_LGR_R_TYPE as u16, lgr.kind() as u8)?;
     // Physically contiguous buffers (`SMCR_PHYS_CONT_BUFS`).
     m.put_u8(b::SMC_NLA_LGR_R_BUF_TYPE as u16, 0)?;
     m.put_u8(b::SMC_NLA_LGR_R_VLAN_ID as u16, 0)?;
@@ -89,7 +95,7 @@ fn fill_lgr(m: &mut GenlMessage<'_>, lgr: &LinkGroup, cookie: u64) -> Result {
     m.nest(b::SMC_NLA_LGR_R_V2 as u16, |m| {
         m.put_u8(
             b::SMC_NLA_LGR_R_V2_DIRECT as u16,
-            u8::from(!lgr.link.dev.uses_gateway),
+            u8::from(!lgr.link().dev.uses_gateway),
         )?;
         m.put_u8(b::SMC_NLA_LGR_R_V2_MAX_CONNS as u16, about.max_conns)?;
         m.put_u8(b::SMC_NLA_LGR_R_V2_MAX_LINKS as u16, about.max_links)
@@ -97,31 +103,24 @@ fn fill_lgr(m: &mut GenlMessage<'_>, lgr: &LinkGroup, cookie: u64) -> Result {
 }
 
 /// The attributes of `SMC_GEN_LINK_SMCR`, in upstream's order.
-fn fill_link(m: &mut GenlMessage<'_>, lgr: &LinkGroup) -> Result {
-    let about = lgr.about();
-    let ifindex = lgr
-        .link
+fn fill_link(m: &mut GenlMessage<'_>, lgr: &LinkGroup, link: &Link) -> Result {
+    let ifindex = link
         .dev
         .device
         .ib()
-        .gid(lgr.link.dev.port, lgr.link.dev.gid_index)
+        .gid(link.dev.port, link.dev.gid_index)
         .map_or(0, |g| u32::try_from(g.ifindex).unwrap_or(0));
-    m.put_u8(b::SMC_NLA_LINK_ID as u16, lgr.link.link_id())?;
-    m.put_u32(b::SMC_NLA_LINK_STATE as u16, lgr.link.link_state_number())?;
-    m.put_u32(b::SMC_NLA_LINK_CONN_CNT as u16, lgr.conn_count() as u32)?;
-    m.put_u8(b::SMC_NLA_LINK_IB_PORT as u16, lgr.link.dev.port as u8)?;
+    let (uid, peer_uid) = link.uids();
+    m.put_u8(b::SMC_NLA_LINK_ID as u16, link.link_id())?;
+    m.put_u32(b::SMC_NLA_LINK_STATE as u16, link.link_state_number())?;
+    m.put_u32(b::SMC_NLA_LINK_CONN_CNT as u16, lgr.conn_count_on(link) as u32)?;
+    m.put_u8(b::SMC_NLA_LINK_IB_PORT as u16, link.dev.port as u8)?;
     m.put_u32(b::SMC_NLA_LINK_NET_DEV as u16, ifindex)?;
-    m.put_str(b::SMC_NLA_LINK_IB_DEV as u16, &lgr.link.ibname())?;
-    m.put_u32(
-        b::SMC_NLA_LINK_UID as u16,
-        u32::from_ne_bytes(about.link_uid),
-    )?;
-    m.put_u32(
-        b::SMC_NLA_LINK_PEER_UID as u16,
-        u32::from_ne_bytes(about.peer_link_uid),
-    )?;
-    m.put_str(b::SMC_NLA_LINK_GID as u16, &gid_text(&lgr.link.dev.gid))?;
-    m.put_str(b::SMC_NLA_LINK_PEER_GID as u16, &gid_text(&lgr.link.peer().gid))
+    m.put_str(b::SMC_NLA_LINK_IB_DEV as u16, &link.ibname())?;
+    m.put_u32(b::SMC_NLA_LINK_UID as u16, uid)?;
+    m.put_u32(b::SMC_NLA_LINK_PEER_UID as u16, peer_uid)?;
+    m.put_str(b::SMC_NLA_LINK_GID as u16, &gid_text(&link.dev.gid))?;
+    m.put_str(b::SMC_NLA_LINK_PEER_GID as u16, &gid_text(&link.peer().gid))
 }
 
 /// `SMC_NETLINK_GET_DEV_SMCR`: one message per RDMA device.
@@ -149,11 +148,16 @@ const MAX_PORTS: u32 = 2;
 /// The attributes of `SMC_GEN_DEV_SMCR`, in upstream's order. A device
 /// without a PCI parent (rxe) has no PCI attributes, as upstream's.
 fn fill_device(m: &mut GenlMessage<'_>, dev: &DeviceInfo, lgrs: &[Arc<LinkGroup>]) -> Result {
-    let on_dev = |l: &&Arc<LinkGroup>| {
-        core::ptr::eq(&*l.link.dev.device, &*dev.device) && l.link.state() == LinkState::Active
+    let on_dev = |l: &Link| {
+        core::ptr::eq(&*l.dev.device, &*dev.device) && l.state() == LinkState::Active
     };
-    // A single link group on the device would lose its only link with it.
-    let critical = lgrs.iter().any(|l| on_dev(&l));
+    // A link group without another link on a device of this side would
+    // lose its connections with it (upstream: a link here in a group of
+    // type SINGLE or ASYMMETRIC_LOCAL).
+    let critical = lgrs.iter().any(|l| {
+        matches!(l.kind(), LgrType::Single | LgrType::AsymmetricLocal)
+            && l.links().iter().flatten().any(|k| on_dev(k))
+    });
     m.put_u8(b::SMC_NLA_DEV_IS_CRIT as u16, u8::from(critical))?;
     m.put_str(b::SMC_NLA_DEV_IB_NAME as u16, &dev.name)?;
     for p in dev
@@ -161,11 +165,16 @@ fn fill_device(m: &mut GenlMessage<'_>, dev: &DeviceInfo, lgrs: &[Arc<LinkGroup>
         .iter()
         .filter(|p| (1..=MAX_PORTS).contains(&p.number))
     {
-        let links = lgrs
+        let links: usize = lgrs
             .iter()
-            .filter(on_dev)
-            .filter(|l| l.link.dev.port == p.number)
-            .count();
+            .map(|l| {
+                l.links()
+                    .iter()
+                    .flatten()
+                    .filter(|k| on_dev(k) && k.dev.port == p.number)
+                    .count()
+            })
+            .sum();
         let attr = b::SMC_NLA_DEV_PORT + p.number - 1;
         m.nest(attr as u16, |m| {
             m.put_u8(

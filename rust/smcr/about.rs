@@ -6,15 +6,10 @@
 use crate::sys::sync::SpinLockBh;
 use kernel::prelude::*;
 
-/// What a link group learned of its peer and its link's identity in the
-/// handshakes (upstream keeps these in `struct smc_link_group` and
-/// `struct smc_link`).
+/// What a link group learned of its peer in the handshakes (upstream
+/// keeps these in `struct smc_link_group`).
 #[derive(Clone, Copy, Default)]
 pub(crate) struct LgrAbout {
-    /// Our link's user id (from our CONFIRM LINK).
-    pub(crate) link_uid: [u8; 4],
-    /// The peer's link user id (from its CONFIRM LINK).
-    pub(crate) peer_link_uid: [u8; 4],
     /// The peer's SMC release.
     pub(crate) peer_release: u8,
     /// The peer's operating system type.

@@ -6,6 +6,7 @@
 use super::close::{self, Deferred};
 use super::conn::{cursor_of, Conn, ConnShared, ConnTable, UrgentRx};
 use super::inject;
+use super::link::Link;
 use super::rejects::{self, Reject};
 use crate::sys::errno::{ECONNABORTED, ECONNRESET};
 use crate::sys::sync::SpinLockBh;
@@ -68,6 +69,25 @@ pub(crate) struct Arrival {
 /// Applies a parsed message to its connection.
 fn apply(conn: &Arc<Conn>, cdc: &CdcMsg) -> Arrival {
     let mut sh = conn.shared.lock();
+    if cdc.prod_flags.failover_validation {
+        // The peer moved the connection to another link and names the
+        // last message it knows completed: one we never saw means a
+        // message was lost, and the connection cannot go on
+        // (`smc_cdc_msg_validate`). Nothing else in it counts.
+        let seen = sh.rx_seq.is_some_and(|last| !seq_before(last, cdc.seqno));
+        if seen {
+            return Arrival::default();
+        }
+        rejects::count(
+            Reject::CdcStaleSeqno,
+            format_args!("token {:#x}: validation of {} unseen", conn.token, cdc.seqno),
+        );
+        let d = close::event(&mut sh, CloseEvent::LocalAbort).unwrap_or_default();
+        return Arrival {
+            settle: Some(d),
+            ..Arrival::default()
+        };
+    }
     if let Some(last) = sh.rx_seq {
         // Upstream drops what is older than the last message taken.
         if seq_before(cdc.seqno, last) {
@@ -205,23 +225,26 @@ fn take_cursors(conn: &Conn, sh: &mut ConnShared, cdc: &CdcMsg) -> Result<(), Cu
 }
 
 /// Builds the connection's next CDC message after `update` changed the
-/// shared state, and posts it on `slot`, all under the connection's lock so
-/// that sequence numbers go out in order.
+/// shared state, and posts it on `slot` of `link`, all under the
+/// connection's lock so that sequence numbers go out in order.
 pub(crate) fn post(
     conn: &Conn,
+    link: &Link,
     slot: u32,
     flags: ProducerFlags,
     update: impl FnOnce(&mut ConnShared),
 ) -> Result {
     let mut sh = conn.shared.lock();
     update(&mut sh);
-    post_locked(conn, &mut sh, slot, flags)
+    post_locked(conn, link, &mut sh, slot, flags)
 }
 
-/// Posts the connection's next CDC message on `slot` with the cursors in
-/// `sh` (the caller holds the connection's lock).
+/// Posts the connection's next CDC message on `slot` of `link` (the link
+/// the caller took the slot from) with the cursors in `sh` (the caller
+/// holds the connection's lock).
 pub(crate) fn post_locked(
     conn: &Conn,
+    link: &Link,
     sh: &mut ConnShared,
     slot: u32,
     flags: ProducerFlags,
@@ -240,11 +263,11 @@ pub(crate) fn post_locked(
     let prod_total = sh.tx_prod;
     // The fault injection seam (tests only: a hostile message armed in
     // debugfs changes the message or follows it).
-    inject::cdc_post(&mut msg, conn, sh, |msg| {
+    inject::cdc_post(&mut msg, conn, link, sh, |msg| {
         let mut buf = [0u8; CDC_LEN];
         msg.encode(&mut buf).map_err(|_| ECONNABORTED)?;
-        conn.link.slot_for_conn(slot, conn.token, prod_total);
-        conn.link.post_msg(slot, &buf)
+        link.slot_for_conn(slot, conn.token, prod_total);
+        link.post_msg(slot, &buf)
     })?;
     sh.tx_seq = sh.tx_seq.wrapping_add(1);
     sh.rx_cons_sent = sh.rx_cons;
@@ -275,9 +298,10 @@ pub(crate) fn consumer_update_due(conn: &Conn, sh: &ConnShared) -> bool {
 pub(crate) fn update_consumer(conn: &Conn) {
     // Before queueing: the queue may be served before this returns.
     conn.shared.lock().rx_cons_wanted = true;
-    if let Ok(Some(slot)) = conn.link.get_slot_or_queue(conn.token) {
-        if post(conn, slot, ProducerFlags::default(), |_| {}).is_err() {
-            conn.link.put_slot(slot);
+    let link = conn.link();
+    if let Ok(Some(slot)) = link.get_slot_or_queue(conn.token) {
+        if post(conn, &link, slot, ProducerFlags::default(), |_| {}).is_err() {
+            link.put_slot(slot);
         }
     }
 }

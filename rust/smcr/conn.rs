@@ -7,14 +7,16 @@
 //! never wrap); the wire's (wrap, count) cursors are derived from them and
 //! checked against them with the wire crate's cursor rules.
 
+use super::bufs::LgrBuf;
 use super::link::{Link, CONNS_PER_LGR};
 use crate::sys::errno::{ECONNRESET, EEXIST, ENOSPC};
-use crate::sys::ib::mr::RegisteredBuf;
 use crate::sys::sync::{new_spinlock_bh, SpinLockBh};
 use crate::sys::tcp::TcpSock;
 use crate::wire::cdc::{ConnStateFlags, ProducerFlags};
 use crate::wire::close::CloseMachine;
 use crate::wire::cursor::Cursor;
+use crate::wire::lgr_links::LINKS_MAX;
+use crate::wire::rtokens::Rtoken;
 use crate::wire::tokens::{InsertError, Keyed, TokenTable};
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::prelude::*;
@@ -28,12 +30,21 @@ use kernel::workqueue::{new_work, Work};
 pub(crate) struct PeerRmb {
     /// The peer's token for this connection (put in every CDC we send).
     pub(crate) token: u32,
-    /// RDMA address of the RMB element.
-    pub(crate) addr: u64,
-    /// Its rkey.
-    pub(crate) rkey: u32,
     /// Its size.
     pub(crate) size: u32,
+    /// Its row in the link group's table of the peer's keys (upstream's
+    /// `rtoken_idx`).
+    pub(crate) row: usize,
+    /// Its key and address on each link of the group, copied from that
+    /// row (the link group copies them again when a link comes or goes).
+    pub(crate) keys: [Option<Rtoken>; LINKS_MAX],
+}
+
+impl PeerRmb {
+    /// The key and address to write with on link slot `idx`.
+    pub(crate) fn key(&self, idx: usize) -> Option<Rtoken> {
+        self.keys.get(idx).copied().flatten()
+    }
 }
 
 /// What a completed send asks of its connection.
@@ -148,12 +159,12 @@ pub(crate) struct Conn {
     /// Our receive buffer, registered for the peer's RDMA WRITEs, until
     /// the link group ends (a device that goes away takes it back).
     #[pin]
-    pub(crate) rmb: Mutex<Option<Arc<RegisteredBuf>>>,
+    pub(crate) rmb: Mutex<Option<Arc<LgrBuf>>>,
     /// Our send buffer, read by the device; taken back like the RMB. A
     /// spinlock: the completion handler pushes from it in softirq context
     /// (it never drops the last reference there).
     #[pin]
-    pub(crate) sndbuf: SpinLockBh<Option<Arc<RegisteredBuf>>>,
+    pub(crate) sndbuf: SpinLockBh<Option<Arc<LgrBuf>>>,
     rmb_size: u32,
     sndbuf_size: u32,
     /// Settles the connection in process context after an event taken in
@@ -167,9 +178,11 @@ pub(crate) struct Conn {
     orphaned: AtomicBool,
     #[pin]
     pub(crate) shared: SpinLockBh<ConnShared>,
-    /// The link, dropped last: the memory regions above belong to its
-    /// protection domain.
-    pub(crate) link: Arc<Link>,
+    /// The link the connection sends on (the peer's CDC messages may come
+    /// on any link of the group); another one of the group after a
+    /// failover.
+    #[pin]
+    link: SpinLockBh<Arc<Link>>,
 }
 
 impl Conn {
@@ -178,16 +191,16 @@ impl Conn {
         token: u32,
         link: Arc<Link>,
         peer: Option<PeerRmb>,
-        rmb: Arc<RegisteredBuf>,
-        sndbuf: Arc<RegisteredBuf>,
+        rmb: Arc<LgrBuf>,
+        sndbuf: Arc<LgrBuf>,
         waker: ARef<TcpSock>,
     ) -> Result<Arc<Conn>> {
         Arc::pin_init(
             try_pin_init!(Conn {
                 token,
-                link,
-                rmb_size: rmb.buf().len() as u32,
-                sndbuf_size: sndbuf.buf().len() as u32,
+                link <- new_spinlock_bh!(link, "Conn::link"),
+                rmb_size: rmb.len() as u32,
+                sndbuf_size: sndbuf.len() as u32,
                 rmb <- new_mutex!(Some(rmb), "Conn::rmb"),
                 sndbuf <- new_spinlock_bh!(Some(sndbuf), "Conn::sndbuf"),
                 tx_work <- new_work!("Conn::tx_work"),
@@ -232,6 +245,24 @@ impl Conn {
         )
     }
 
+    /// The link the connection sends on now. A sender keeps what it got
+    /// for one message: its slot belongs to that link.
+    pub(crate) fn link(&self) -> Arc<Link> {
+        self.link.lock().clone()
+    }
+
+    /// The slot of the link the connection sends on.
+    pub(crate) fn link_idx(&self) -> usize {
+        self.link.lock().idx
+    }
+
+    /// Moves the connection to `link` (a link of the same group); the
+    /// caller resends what the peer may not have (see
+    /// [`switch_resend_from`](crate::wire::lgr_links::switch_resend_from)).
+    pub(crate) fn set_link(&self, link: Arc<Link>) -> Arc<Link> {
+        core::mem::replace(&mut *self.link.lock(), link)
+    }
+
     /// Size of our RMB.
     pub(crate) fn rmb_size(&self) -> u32 {
         self.rmb_size
@@ -240,6 +271,17 @@ impl Conn {
     /// The server learned where the client's RMB is.
     pub(crate) fn set_peer(&self, peer: PeerRmb) {
         self.shared.lock().peer = peer;
+    }
+
+    /// The peer's keys for the connection's RMB changed (a link came or
+    /// went): `keys` from its row in the link group's table.
+    pub(crate) fn set_peer_keys(&self, keys: [Option<Rtoken>; LINKS_MAX]) {
+        self.shared.lock().peer.keys = keys;
+    }
+
+    /// The connection's row in the link group's table of peer keys.
+    pub(crate) fn peer_row(&self) -> usize {
+        self.shared.lock().peer.row
     }
 
     /// Size of our send buffer.
@@ -255,7 +297,7 @@ impl Conn {
     }
 
     /// Takes the buffers out of a finished connection, for the pool.
-    pub(crate) fn take_buffers(&self) -> Option<(Arc<RegisteredBuf>, Arc<RegisteredBuf>)> {
+    pub(crate) fn take_buffers(&self) -> Option<(Arc<LgrBuf>, Arc<LgrBuf>)> {
         let rmb = self.rmb.lock().take()?;
         let sndbuf = self.sndbuf.lock().take()?;
         Some((rmb, sndbuf))
@@ -266,9 +308,13 @@ impl Conn {
     /// Process context; the link's queue pair is gone.
     pub(crate) fn revoke_buffers(&self) {
         let rmb = self.rmb.lock().take();
-        drop(rmb);
+        if let Some(b) = rmb {
+            b.drop_all();
+        }
         let sndbuf = self.sndbuf.lock().take();
-        drop(sndbuf);
+        if let Some(b) = sndbuf {
+            b.drop_all();
+        }
     }
 
     /// Wakes whoever waits on the socket (readers, writers, pollers).

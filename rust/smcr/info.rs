@@ -14,8 +14,6 @@ use crate::sys::diag::{ConnDiag, LinkDiag, GID_TEXT_LEN, IBNAME_LEN};
 use crate::wire::clc::SmcrAcceptConfirm;
 use core::sync::atomic::Ordering;
 
-/// Upstream's `SMC_LGR_SINGLE`: one link, no second one possible.
-pub(crate) const LGR_TYPE_SINGLE: u8 = 1;
 /// Upstream's `enum smc_link_state`.
 const LINK_INACTIVE: u32 = 1;
 const LINK_ACTIVATING: u32 = 2;
@@ -24,13 +22,6 @@ const LINK_ACTIVE: u32 = 3;
 pub(crate) const LGR_SMC_VERSION: u8 = 2;
 
 impl LinkGroup {
-    /// The CONFIRM LINK exchange gave both link user ids.
-    pub(crate) fn record_link_uids(&self, ours: [u8; 4], peer: [u8; 4]) {
-        let mut a = self.about.lock();
-        a.link_uid = ours;
-        a.peer_link_uid = peer;
-    }
-
     /// A first contact's CLC message from the peer (the server's Accept,
     /// the client's Confirm) tells who the peer is; `eid` is the UEID the
     /// two agreed on, `limits` the link group's maximums.
@@ -65,8 +56,8 @@ impl LinkGroup {
             rmbs += u64::from(c.rmb_size());
         });
         for (rmb, sndbuf) in self.pool.lock().iter().flatten() {
-            rmbs += rmb.buf().len() as u64;
-            sndbufs += sndbuf.buf().len() as u64;
+            rmbs += rmb.len() as u64;
+            sndbufs += sndbuf.len() as u64;
         }
         (sndbufs, rmbs)
     }
@@ -122,6 +113,21 @@ pub(crate) fn gid_text(gid: &[u8; 16]) -> [u8; GID_TEXT_LEN] {
 }
 
 impl Link {
+    /// The CONFIRM LINK exchange gave both link user ids.
+    pub(crate) fn record_uids(&self, ours: [u8; 4], peer: [u8; 4]) {
+        self.uid.store(u32::from_ne_bytes(ours), Ordering::Relaxed);
+        self.peer_uid.store(u32::from_ne_bytes(peer), Ordering::Relaxed);
+    }
+
+    /// Our link user id and the peer's, as upstream reports them (the
+    /// four bytes read as a host-order word).
+    pub(crate) fn uids(&self) -> (u32, u32) {
+        (
+            self.uid.load(Ordering::Relaxed),
+            self.peer_uid.load(Ordering::Relaxed),
+        )
+    }
+
     /// The link id (link number) the server gave.
     pub(crate) fn link_id(&self) -> u8 {
         self.link_num.load(Ordering::Relaxed)

@@ -134,6 +134,7 @@ pub(crate) fn debugfs_files() -> DebugfsDir {
 pub(crate) fn cdc_post(
     msg: &mut CdcMsg,
     conn: &Conn,
+    link: &Link,
     sh: &ConnShared,
     post: impl FnOnce(&CdcMsg) -> kernel::error::Result,
 ) -> kernel::error::Result {
@@ -142,7 +143,7 @@ pub(crate) fn cdc_post(
     };
     corrupt_cdc(fault, msg, conn, sh);
     post(msg)?;
-    after_cdc(fault, &conn.link, msg);
+    after_cdc(fault, link, msg);
     Ok(())
 }
 

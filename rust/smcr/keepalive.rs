@@ -19,7 +19,7 @@
 
 use super::lgr::LinkGroup;
 use super::link::activity::stamp;
-use super::link::{LinkState, Role};
+use super::link::{Link, LinkState, Role};
 use super::llc;
 use super::settle;
 use crate::sys::errno::ECONNRESET;
@@ -67,8 +67,8 @@ impl LinkGroup {
     /// client's link group may be another namespace's) answers, and nothing
     /// changes. Process context, may sleep.
     pub(crate) fn probe(&self) {
-        let act = &self.link.activity;
-        if self.link.state() != LinkState::Active || act.tested.load(Ordering::Relaxed) != 0 {
+        let act = &self.link().activity;
+        if self.link().state() != LinkState::Active || act.tested.load(Ordering::Relaxed) != 0 {
             return;
         }
         smc_dbg!("lgr: the client knows no such link group, TEST LINK now");
@@ -79,25 +79,21 @@ impl LinkGroup {
     /// wait for the answer; `false` (the link is down then) when it could
     /// not be sent.
     fn test_link(&self, now: u64) -> bool {
-        self.link.activity.tested.store(now, Ordering::Relaxed);
-        if llc::send_test_link(&self.link).is_err() {
-            self.link.link_down();
-            return false;
-        }
-        true
+        test_link(&self.link(), now)
     }
 
     /// One look at the link group (process context, may sleep).
     pub(crate) fn keep(&self) -> Verdict {
-        match self.link.state() {
-            LinkState::Down => return Verdict::End,
-            LinkState::Activating => return Verdict::Keep,
-            LinkState::Active => {}
+        if !self.alive() {
+            return Verdict::End;
+        }
+        if self.link().state() != LinkState::Active {
+            return Verdict::Keep;
         }
         let now = stamp();
-        let act = &self.link.activity;
+        let act = &self.link().activity;
         if self.conn_count() == 0 {
-            let linger = match self.link.role {
+            let linger = match self.link().role {
                 Role::Server => LINGER_SERVER_MS,
                 Role::Client => LINGER_CLIENT_MS,
             };
@@ -106,7 +102,7 @@ impl LinkGroup {
                 act.idle_since.store(now, Ordering::Relaxed);
             } else if older_than(now, since, linger) {
                 smc_dbg!("lgr: idle for long, ends");
-                llc::send_delete_all(&self.link);
+                llc::send_delete_all(&self.link());
                 return Verdict::End;
             }
         } else {
@@ -122,24 +118,47 @@ impl LinkGroup {
                 }
             });
         }
-        let tested = act.tested.load(Ordering::Relaxed);
-        if tested != 0 {
-            if older_than(now, tested, TESTLINK_WAIT_MS) {
-                smc_dbg!("lgr: TEST LINK unanswered, link down");
-                self.link.link_down();
-                return Verdict::End;
-            }
-        } else if self.link.params.testlink_ms != 0
-            && older_than(
-                now,
-                act.heard.load(Ordering::Relaxed),
-                self.link.params.testlink_ms,
-            )
-        {
-            if !self.test_link(now) {
-                return Verdict::End;
+        // Each active link is tested on its own: one that does not answer
+        // goes down, and its connections move to another one if the group
+        // has it.
+        for link in self.links().iter().flatten() {
+            if link.state() == LinkState::Active {
+                keep_link(link, now);
             }
         }
-        Verdict::Keep
+        if self.alive() {
+            Verdict::Keep
+        } else {
+            Verdict::End
+        }
     }
+}
+
+/// TEST LINK on `link` when the peer was silent for
+/// `smcr_testlink_time`; the link goes down when the answer does not come
+/// within [`TESTLINK_WAIT_MS`].
+fn keep_link(link: &Link, now: u64) {
+    let act = &link.activity;
+    let tested = act.tested.load(Ordering::Relaxed);
+    if tested != 0 {
+        if older_than(now, tested, TESTLINK_WAIT_MS) {
+            smc_dbg!("lgr: TEST LINK unanswered, link down");
+            link.link_down();
+        }
+    } else if link.params.testlink_ms != 0
+        && older_than(now, act.heard.load(Ordering::Relaxed), link.params.testlink_ms)
+    {
+        test_link(link, now);
+    }
+}
+
+/// Sends a TEST LINK request on `link`, noting when (`now`); `false` (the
+/// link is down then) when it could not be sent.
+fn test_link(link: &Link, now: u64) -> bool {
+    link.activity.tested.store(now, Ordering::Relaxed);
+    if llc::send_test_link(link).is_err() {
+        link.link_down();
+        return false;
+    }
+    true
 }

@@ -13,22 +13,27 @@
 //! link group holds the link. The cycle ends in [`LinkGroup::terminate`],
 //! which every owner of a link group calls once.
 
+use super::bufs::LgrBuf;
 use super::cdc;
 use super::conn::{Conn, ConnTable};
 use super::link::{Link, LinkOwner, LinkState, PeerLink, Role};
+use super::flows::{FlowNext, Flows};
 use super::llc;
+use super::peerkeys::PeerKeys;
 use super::settle;
 use crate::ib::SmcrV2Device;
-use crate::sys::ib::mr::RegisteredBuf;
 use crate::sys::sync::{new_spinlock_bh, SpinLockBh};
 use crate::sysctl::LgrParams;
+use super::linkset::LinkSet;
+use crate::wire::lgr_links::{LgrType, LINKS_MAX};
 use crate::wire::lgr_match::LgrIdentity;
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{new_mutex, Arc, Mutex};
+use kernel::workqueue::{new_work, Work};
 
 /// A connection's RMB and send buffer.
-pub(crate) type BufferPair = (Arc<RegisteredBuf>, Arc<RegisteredBuf>);
+pub(crate) type BufferPair = (Arc<LgrBuf>, Arc<LgrBuf>);
 /// Buffer pairs a link group keeps for later connections.
 const POOL_MAX: usize = 256;
 /// Buffer pairs of failed handshakes a link group keeps registered.
@@ -64,13 +69,14 @@ impl Drop for Joining {
     }
 }
 
-/// A link group with its single link.
+/// A link group with its links.
 #[pin_data]
 pub(crate) struct LinkGroup {
     /// Link group id (chosen by the server).
     pub(crate) id: [u8; 4],
-    /// Its link.
-    pub(crate) link: Arc<Link>,
+    /// Its links.
+    #[pin]
+    links: SpinLockBh<LinkSet>,
     /// Buffers of freed connections (RMB, send buffer), registered on the
     /// link: a new connection takes them without a registration.
     #[pin]
@@ -89,7 +95,33 @@ pub(crate) struct LinkGroup {
     /// Answers to our CLC Accepts the link group got (moves on with each):
     /// see [`answers`](Self::answers).
     answers: AtomicU32,
+    /// The peer's RMB keys, per link.
+    #[pin]
+    pub(crate) peer_keys: PeerKeys,
+    /// The LLC flows (with more than one link possible).
+    #[pin]
+    pub(crate) flows: Flows,
+    /// Serialises what changes the links against what makes or maps
+    /// buffers (upstream's `llc_conf_mutex`): adding or deleting a link,
+    /// a new connection's buffers, the end of the group.
+    #[pin]
+    pub(crate) conf: Mutex<()>,
+    /// Runs the local LLC flows and failovers, in process context.
+    #[pin]
+    pub(crate) llc_work: Work<LinkGroup>,
+    /// What the work item has to do besides a started flow.
+    pub(crate) pending: AtomicU32,
+    /// The group itself while it lives, for its work item (let go in
+    /// [`terminate`](Self::terminate)).
+    #[pin]
+    me: SpinLockBh<Option<Arc<LinkGroup>>>,
 }
+
+/// [`LinkGroup::pending`]: this side adds a link (server, after the first
+/// contact or when a device came back).
+pub(crate) const PENDING_ADD_LINK: u32 = 1;
+/// [`LinkGroup::pending`]: a link went down; its connections move.
+pub(crate) const PENDING_FAILOVER: u32 = 2;
 
 impl LinkGroup {
     /// Creates a link group towards `peer` on `dev`, with its link's queue
@@ -102,12 +134,22 @@ impl LinkGroup {
         peer: PeerLink,
         params: LgrParams,
     ) -> Result<Arc<Self>> {
-        let link = Link::new(role, dev, peer, params)?;
+        let link = Link::new(role, 0, dev, peer, params)?;
         let held = link.clone();
+        let keys = PeerKeys::new();
+        let flows = Flows::new(role.wire());
+        let (keys, flows) = match (keys, flows) {
+            (Ok(k), Ok(f)) => (k, f),
+            (Err(e), _) | (_, Err(e)) => {
+                link.shut_down();
+                link.release();
+                return Err(e);
+            }
+        };
         let made = Arc::pin_init(
             try_pin_init!(LinkGroup {
                 id,
-                link: held,
+                links <- new_spinlock_bh!(LinkSet::new(held), "LinkGroup::links"),
                 pool <- new_mutex!(KVec::new(), "LinkGroup::pool"),
                 about <- super::about::new_about(),
                 conns <- new_spinlock_bh!(ConnTable::new(), "LinkGroup::conns"),
@@ -120,12 +162,19 @@ impl LinkGroup {
                     "LinkGroup::retired"
                 ),
                 answers: AtomicU32::new(0),
+                peer_keys <- keys,
+                flows <- flows,
+                conf <- new_mutex!((), "LinkGroup::conf"),
+                llc_work <- new_work!("LinkGroup::llc_work"),
+                pending: AtomicU32::new(0),
+                me <- new_spinlock_bh!(None, "LinkGroup::me"),
             }? Error),
             GFP_KERNEL,
         );
         match made {
             Ok(lgr) => {
                 link.set_owner(lgr.clone());
+                *lgr.me.lock() = Some(lgr.clone());
                 Ok(lgr)
             }
             Err(e) => {
@@ -136,16 +185,58 @@ impl LinkGroup {
         }
     }
 
-    /// What a new connection that may join the link group looks for.
+    /// The link that link group messages go on (see [`LinkSet`]).
+    pub(crate) fn link(&self) -> Arc<Link> {
+        self.links.lock().main().clone()
+    }
+
+    /// Every link of the group, by slot.
+    pub(crate) fn links(&self) -> [Option<Arc<Link>>; LINKS_MAX] {
+        self.links.lock().all().clone()
+    }
+
+    /// Runs `f` on the group's links (under their lock: no sleeping).
+    pub(crate) fn with_links<R>(&self, f: impl FnOnce(&mut LinkSet) -> R) -> R {
+        f(&mut self.links.lock())
+    }
+
+    /// The group's type.
+    pub(crate) fn kind(&self) -> LgrType {
+        self.links.lock().kind
+    }
+
+    /// Sets the group's type (a link was confirmed, added or lost).
+    pub(crate) fn set_kind(&self, kind: LgrType) {
+        self.links.lock().kind = kind;
+    }
+
+    /// A new connection with this identity may join the group: one of its
+    /// active links leads to that peer.
+    pub(crate) fn admits(&self, want: &LgrIdentity) -> bool {
+        self.links
+            .lock()
+            .all()
+            .iter()
+            .flatten()
+            .filter(|l| l.state() == LinkState::Active)
+            .any(|l| identity_of(l).admits(want))
+    }
+
+    /// How many connections send on `link`.
+    pub(crate) fn conn_count_on(&self, link: &Link) -> usize {
+        let mut n = 0;
+        self.conns.lock().for_each(|c| {
+            if c.link_idx() == link.idx {
+                n += 1;
+            }
+        });
+        n
+    }
+
+    /// What a new connection that may join the link group looks for (by
+    /// its main link).
     pub(crate) fn identity(&self) -> LgrIdentity {
-        let peer = self.link.peer();
-        LgrIdentity {
-            net: self.link.params.net,
-            role: self.link.role.wire(),
-            peer_systemid: peer.systemid,
-            peer_gid: peer.gid,
-            peer_qpn: peer.qpn,
-        }
+        identity_of(&self.link())
     }
 
     /// How many connections the link group carries.
@@ -170,7 +261,14 @@ impl LinkGroup {
     /// and destroyed (which sleeps), the connections give their buffers
     /// back, then the link its verbs objects. Process context.
     pub(crate) fn terminate(&self) {
-        self.link.shut_down();
+        // No flow starts any more; one that runs gives up its waits and
+        // ends before the links go.
+        self.flows.close();
+        let conf = self.conf.lock();
+        let links = self.links();
+        for l in links.iter().flatten() {
+            l.shut_down();
+        }
         // Nothing reaches the buffers any more: every connection leaves the
         // link group and gives its buffers back, now, also those a socket
         // still holds (their calls fail from here on).
@@ -192,14 +290,43 @@ impl LinkGroup {
             [const { None }; RETIRED_MAX],
         );
         drop(retired);
-        self.link.release();
+        for l in links.iter().flatten() {
+            l.release();
+        }
+        drop(conf);
+        let me = self.me.lock().take();
+        drop(me);
+    }
+
+    /// The most links the group may have (agreed in the first contact).
+    pub(crate) fn max_links(&self) -> u8 {
+        self.about.lock().max_links
+    }
+
+    /// Whether any link of the group still lives (is not down).
+    pub(crate) fn alive(&self) -> bool {
+        self.links
+            .lock()
+            .all()
+            .iter()
+            .flatten()
+            .any(|l| l.state() != LinkState::Down)
+    }
+
+    /// Queues the group's work item (flows, failover), unless the group
+    /// ended.
+    pub(crate) fn run_work(&self) {
+        let me = self.me.lock().clone();
+        if let Some(me) = me {
+            crate::sys::work::queue_arc(me);
+        }
     }
 
     /// Keeps the buffers of a connection whose handshake failed after the
     /// peer got the RMB's rkey (see [`Retired`]). Process context.
     pub(crate) fn retire_buffers(&self, pair: BufferPair) {
         // A link that is down takes no writes: `terminate` lets them go.
-        if self.link.state() == LinkState::Down {
+        if !self.alive() {
             return;
         }
         let mut r = self.retired.lock();
@@ -230,14 +357,16 @@ impl LinkGroup {
     pub(crate) fn reap(&self) {
         // A link that went down may still have writes on its queue pair
         // that read these buffers: they stay until `terminate` destroyed it.
-        if self.link.state() == LinkState::Down {
+        if !self.alive() {
             return;
         }
         loop {
             let mut out: [Option<Arc<Conn>>; 16] = [const { None }; 16];
             let n = self.conns.lock().take_finished(&mut out);
             for c in out.iter().flatten() {
-                self.link.forget_slot_waiter(c.token);
+                for l in self.links().iter().flatten() {
+                    l.forget_slot_waiter(c.token);
+                }
                 if let Some(pair) = c.take_buffers() {
                     self.pool_buffers(pair);
                 }
@@ -249,6 +378,20 @@ impl LinkGroup {
         }
     }
 
+    /// Calls `f` on every buffer the group keeps for later or retired
+    /// (not those of its connections). Process context.
+    pub(crate) fn for_each_kept_buffer(&self, mut f: impl FnMut(&Arc<LgrBuf>) -> Result) -> Result {
+        for (r, s) in self.pool.lock().iter().flatten() {
+            f(r)?;
+            f(s)?;
+        }
+        for (r, s) in self.retired.lock().pairs.iter().flatten() {
+            f(r)?;
+            f(s)?;
+        }
+        Ok(())
+    }
+
     /// A registered pair of buffers from the pool, zeroed when they were
     /// put there.
     pub(crate) fn take_pooled_buffers(
@@ -256,12 +399,12 @@ impl LinkGroup {
         rmb_size: u32,
         sndbuf_size: u32,
     ) -> Option<BufferPair> {
-        if self.link.state() != LinkState::Active {
+        if self.link().state() != LinkState::Active {
             return None;
         }
         let fits = |p: &Option<BufferPair>| {
             p.as_ref().is_some_and(|(r, s)| {
-                r.buf().len() == rmb_size as usize && s.buf().len() == sndbuf_size as usize
+                r.len() == rmb_size as usize && s.len() == sndbuf_size as usize
             })
         };
         self.pool
@@ -276,12 +419,12 @@ impl LinkGroup {
     /// byte of one connection reaches another. Process context; off the
     /// connect path.
     fn pool_buffers(&self, pair: BufferPair) {
-        if self.link.state() == LinkState::Down {
+        if !self.alive() {
             return;
         }
         for buf in [&pair.0, &pair.1] {
-            buf.buf().clear();
-            buf.buf().sync_for_device();
+            buf.clear();
+            buf.sync_for_device();
         }
         let mut pool = self.pool.lock();
         if let Some(free) = pool.iter_mut().find(|p| p.is_none()) {
@@ -292,19 +435,46 @@ impl LinkGroup {
     }
 }
 
+/// What a connection that may run on `link` looks for.
+fn identity_of(link: &Link) -> LgrIdentity {
+    let peer = link.peer();
+    LgrIdentity {
+        net: link.params.net,
+        role: link.role.wire(),
+        peer_systemid: peer.systemid,
+        peer_gid: peer.gid,
+        peer_qpn: peer.qpn,
+    }
+}
+
 impl LinkOwner for LinkGroup {
     fn cdc_received(&self, msg: &[u8]) {
         cdc::received(&self.conns, msg, settle::after_cdc);
     }
 
     fn llc_received(&self, link: &Link, msg: &[u8]) {
-        llc::received(link, msg);
+        // A group that may get more links runs upstream's flows; one that
+        // keeps one link answers as such a group does.
+        if self.max_links() <= 1 {
+            llc::received(link, msg);
+            return;
+        }
+        let links = self.links();
+        if self.flows.receive(link, &links, &self.peer_keys, msg) == FlowNext::RunFlow {
+            self.run_work();
+        }
     }
 
     fn slot_completed(&self, link: &Link, token: u32, prod_total: u64) {
         let conns = self.conns.lock();
         if token != 0 {
-            conns.with(token, |c| settle::after_tx(c, c.tx_done(prod_total)));
+            conns.with(token, |c| {
+                // A completion from a link the connection left: its bytes
+                // are being written again on the new one.
+                if c.link_idx() == link.idx {
+                    settle::after_tx(c, c.tx_done(prod_total));
+                }
+            });
         }
         // Free slots go to the connections waiting for one, in order, from
         // here (no work item, no thread to wake). A connection that finds
@@ -315,7 +485,19 @@ impl LinkOwner for LinkGroup {
         }
     }
 
-    fn link_down(&self) {
+    fn link_down(&self, link: &Link) {
+        // Another link carries on: the connections move there (process
+        // context, the work item), and lost nothing.
+        let survivor = self.with_links(|s| {
+            s.promote();
+            s.active().any(|l| !core::ptr::eq(&**l, link))
+        });
+        if survivor {
+            self.pending.fetch_or(PENDING_FAILOVER, Ordering::AcqRel);
+            self.run_work();
+            return;
+        }
+        self.flows.close();
         self.conns.lock().for_each(settle::abort);
     }
 

@@ -6,7 +6,8 @@
 //!
 //! Floors, bottom up (see `Documentation/design.rst`): [`link`] (a link:
 //! queue pair, work request slots, completions demultiplexed into the
-//! [`link::LinkOwner`] trait), [`llc`] (link-level control), [`conn`] (a
+//! [`link::LinkOwner`] trait), [`llc`] (link-level control), [`bufs`] (a connection
+//! buffer on every link of its group), [`conn`] (a
 //! connection's buffers, cursors and close machine), [`close`] (its
 //! events), [`inject`] (test faults), [`cdc`] (cursor messages, both
 //! ways), [`tx`] and [`rx`] (what `send` and `recv` do), [`settle`] (the
@@ -17,15 +18,23 @@
 //! that was refused.
 
 pub(crate) mod about;
+pub(crate) mod addlink;
+pub(crate) mod bufs;
 pub(crate) mod cdc;
 pub(crate) mod close;
 pub(crate) mod conn;
+pub(crate) mod dellink;
+pub(crate) mod failover;
+pub(crate) mod flows;
 pub(crate) mod info;
 pub(crate) mod inject;
 pub(crate) mod keepalive;
 pub(crate) mod lgr;
+pub(crate) mod lgrwork;
 pub(crate) mod link;
+pub(crate) mod linkset;
 pub(crate) mod llc;
+pub(crate) mod peerkeys;
 pub(crate) mod registry;
 pub(crate) mod rejects;
 pub(crate) mod rx;

@@ -52,7 +52,7 @@ impl LgrRegistry {
         let key = client_key(net, a);
         let find = || {
             self.find(&key, |l| {
-                l.link.activity.reused();
+                l.link().activity.reused();
                 Some(l.clone())
             })
         };
@@ -86,8 +86,8 @@ impl LgrRegistry {
             peer_qpn: 0,
         };
         let find = || {
-            let joining = self.find(&key, |l| l.try_join(usize::from(l.link.params.max_conns)))?;
-            joining.lgr().link.activity.reused();
+            let joining = self.find(&key, |l| l.try_join(usize::from(l.link().params.max_conns)))?;
+            joining.lgr().link().activity.reused();
             Some(joining)
         };
         Setups::find_or_begin(&self.setups, key, SERVER_PATIENCE_MS, find)
@@ -98,7 +98,7 @@ impl LgrRegistry {
     fn find<R>(&self, want: &LgrIdentity, take: impl Fn(&Arc<LinkGroup>) -> Option<R>) -> Option<R> {
         let lgrs = self.lgrs.lock();
         lgrs.iter().flatten().find_map(|l| {
-            if l.link.state() != LinkState::Active || !l.identity().admits(want) {
+            if !l.admits(want) {
                 return None;
             }
             take(l)
@@ -116,7 +116,7 @@ impl LgrRegistry {
         {
             let lgrs = self.lgrs.lock();
             for l in lgrs.iter().flatten() {
-                if l.link.state() == LinkState::Active
+                if l.link().state() == LinkState::Active
                     && l.identity().admits(&want)
                     && same.push(l.clone(), GFP_KERNEL).is_err()
                 {
@@ -134,7 +134,7 @@ impl LgrRegistry {
         // Link groups that went down leave room.
         let mut dead = KVec::new();
         for slot in lgrs.iter_mut() {
-            if slot.as_ref().is_some_and(|l| l.link.state() == LinkState::Down) {
+            if slot.as_ref().is_some_and(|l| !l.alive()) {
                 if let Some(l) = slot.take() {
                     dead.push(l, GFP_KERNEL)?;
                 }
@@ -158,7 +158,7 @@ impl LgrRegistry {
         let lgrs = self.lgrs.lock();
         let mut out = KVec::with_capacity(lgrs.len(), GFP_KERNEL)?;
         for l in lgrs.iter().flatten() {
-            if l.link.state() != LinkState::Down {
+            if l.alive() {
                 out.push(l.clone(), GFP_KERNEL)?;
             }
         }
@@ -168,14 +168,39 @@ impl LgrRegistry {
     /// Ends the link groups on `dev` (it goes away): their queue pairs and
     /// buffers go now; the peers see the link fail.
     fn end_on_device(&self, dev: &SmcIbDevice) {
+        let on_dev = |l: &LinkGroup| {
+            l.links()
+                .iter()
+                .flatten()
+                .any(|k| core::ptr::eq(&*k.dev.device, dev))
+        };
+        // A group with a link elsewhere loses only the links on `dev`:
+        // their connections move, and the links are cleared now.
+        let mut moved = KVec::new();
+        {
+            let lgrs = self.lgrs.lock();
+            for l in lgrs.iter().flatten() {
+                let elsewhere = l.links().iter().flatten().any(|k| {
+                    !core::ptr::eq(&*k.dev.device, dev) && k.state() == LinkState::Active
+                });
+                if on_dev(l) && elsewhere {
+                    let _ = moved.push(l.clone(), GFP_KERNEL);
+                }
+            }
+        }
+        for l in moved.iter() {
+            for k in l.links().iter().flatten() {
+                if core::ptr::eq(&*k.dev.device, dev) {
+                    k.link_down();
+                }
+            }
+            super::failover::run(l);
+        }
         let mut ended = KVec::new();
         {
             let mut lgrs = self.lgrs.lock();
             for slot in lgrs.iter_mut() {
-                if slot
-                    .as_ref()
-                    .is_some_and(|l| core::ptr::eq(&*l.link.dev.device, dev))
-                {
+                if slot.as_ref().is_some_and(|l| on_dev(l)) {
                     if let Some(l) = slot.take() {
                         // Without memory for the list, end it right here.
                         if let Err(kernel::alloc::AllocError) = ended.push(l.clone(), GFP_KERNEL) {
@@ -236,8 +261,8 @@ impl LgrRegistry {
         let mut lgrs = self.lgrs.lock();
         for slot in lgrs.iter_mut() {
             if let Some(l) = slot.take() {
-                if l.link.state() == LinkState::Active {
-                    llc::send_delete_all(&l.link);
+                if l.link().state() == LinkState::Active {
+                    llc::send_delete_all(&l.link());
                 }
                 l.terminate();
             }
@@ -260,6 +285,18 @@ fn client_key(net: u64, a: &SmcrAcceptConfirm) -> LgrIdentity {
 impl DeviceUsers for LgrRegistry {
     fn device_removed(&self, dev: &SmcIbDevice) {
         self.end_on_device(dev);
+    }
+
+    fn port_down(&self, dev: &SmcIbDevice, port: u32) {
+        let Ok(lgrs) = self.link_groups() else { return };
+        for l in lgrs.iter() {
+            for k in l.links().iter().flatten() {
+                if core::ptr::eq(&*k.dev.device, dev) && k.dev.port == port {
+                    smc_dbg!("smcr: port {} down, its link goes down", port);
+                    k.link_down();
+                }
+            }
+        }
     }
 }
 

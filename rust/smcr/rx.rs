@@ -89,7 +89,7 @@ fn take_urgent_at_mark(conn: &Conn) -> Result {
         if pos != sh.rx_cons || sh.rx_prod <= pos {
             return Ok(());
         }
-        let rmb = guard.as_ref().ok_or(ECONNRESET)?.buf();
+        let rmb = guard.as_ref().ok_or(ECONNRESET)?;
         rmb.sync_for_cpu();
         let mut byte = [0u8; 1];
         rmb.read(rmb_offset(conn, pos), &mut byte)?;
@@ -195,7 +195,7 @@ pub(crate) fn recv(
         let first = want.min(size - off);
         let copied = {
             let rmb = conn.rmb.lock();
-            let rmb = rmb.as_ref().ok_or(ECONNRESET)?.buf();
+            let rmb = rmb.as_ref().ok_or(ECONNRESET)?;
             // What the peer's device wrote, visible to the CPU.
             rmb.sync_for_cpu();
             let mut copied = rmb.drain_to_msg(off, first, msg)?;
@@ -264,7 +264,7 @@ pub(crate) fn recv_urgent(
             // Still in the RMB: the peer writes nothing after it before
             // it was consumed.
             let rmb = conn.rmb.lock();
-            let rmb = rmb.as_ref().ok_or(ECONNRESET)?.buf();
+            let rmb = rmb.as_ref().ok_or(ECONNRESET)?;
             rmb.sync_for_cpu();
             let mut b = [0u8; 1];
             rmb.read(rmb_offset(conn, pos), &mut b)?;

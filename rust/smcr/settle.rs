@@ -31,7 +31,7 @@ pub(crate) fn settle(conn: &Arc<Conn>) {
         conn.waker.abort();
     }
     if conn.finished() {
-        if let Some(owner) = conn.link.owner() {
+        if let Some(owner) = conn.link().owner() {
             owner.conn_finished();
         }
     }

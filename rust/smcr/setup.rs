@@ -8,21 +8,21 @@
 //! proposal, then take its Confirm. Link groups are kept in the registry
 //! (see [`registry`](super::registry)).
 
+use super::bufs::{BufKind, LgrBuf};
 use super::conn::{Conn, PeerRmb};
-use super::lgr::LinkGroup;
-use super::link::{PeerLink, Role};
+use super::lgr::{LinkGroup, PENDING_ADD_LINK};
+use super::link::{LinkState, PeerLink, Role};
 use super::llc;
 use super::registry::LgrRegistry;
 use super::setups::Setup;
-use crate::ib::SmcrV2Device;
+use crate::ib::{gid_ipv4, SmcrV2Device};
 use crate::stats::tech::{self, BufferSource, Dir};
-use crate::sys::ib::buf::DmaBuf;
-use crate::sys::ib::mr::{MrAccess, RegisteredBuf};
 use crate::sys::print::smc_dbg;
 use crate::sys::random;
 use crate::sys::tcp::TcpSock;
 use crate::sysctl::LgrParams;
 use crate::wire::bufsize;
+use crate::wire::lgr_links::{assign_link, LgrType};
 use crate::wire::clc::{
     valid_qp_mtu, DeclineReason, FirstContactExt, GidList, LocalInfo, MsgType, SmcrAcceptConfirm,
     OS_LINUX, SMC_FEATURE_MASK, SMC_RELEASE, SMC_V2,
@@ -120,7 +120,7 @@ pub(crate) fn client_accept(
             a.eid,
             a.fce.map_or((0, 0), |f| (f.max_conns, f.max_links)),
         );
-        if lgr.link.connect_qp().is_err() {
+        if lgr.link().connect_qp().is_err() {
             lgr.terminate();
             return Err(DeclineReason::Other(DECL_ERR_RDYLNK));
         }
@@ -140,22 +140,34 @@ pub(crate) fn client_accept(
         }
         DeclineReason::Other(reason)
     };
-    let (rmb, sndbuf) = match new_buffers(&lgr, dev, true, &waker) {
+    // The server chose the link: the one whose queue pair its Accept
+    // names.
+    let link = if a.first_contact {
+        lgr.link()
+    } else {
+        lgr.with_links(|s| s.for_peer(a.qpn, &a.local.gid))
+            .ok_or(DeclineReason::Other(DECL_NOSRVLINK))?
+    };
+    let (rmb, sndbuf) = match new_buffers(&lgr, true, &waker) {
         Ok(b) => b,
         Err(e) => {
             smc_dbg!("smcr: no buffers for a connection ({:?})", e);
             return Err(fail(&lgr, DECL_ERR_REGBUF));
         }
     };
+    let Ok((row, keys)) = lgr.peer_keys.add(link.idx, a.rmb_rkey, peer_addr) else {
+        return Err(fail(&lgr, DECL_MEM));
+    };
     let peer = PeerRmb {
         token: a.rmbe_alert_token,
-        addr: peer_addr,
-        rkey: a.rmb_rkey,
         size: peer_rmb_size,
+        row,
+        keys,
     };
-    let confirm_rkey = rmb.rkey();
-    let confirm_addr = rmb.iova();
-    let conn = match Conn::new(next_token(), lgr.link.clone(), Some(peer), rmb, sndbuf, waker) {
+    let Some((confirm_rkey, confirm_addr)) = rmb.rkey(link.idx) else {
+        return Err(fail(&lgr, DECL_ERR_REGBUF));
+    };
+    let conn = match Conn::new(next_token(), link.clone(), Some(peer), rmb, sndbuf, waker) {
         Ok(c) => c,
         Err(_) => return Err(fail(&lgr, DECL_MEM)),
     };
@@ -175,14 +187,14 @@ pub(crate) fn client_accept(
     confirm.local.gid = dev.gid;
     confirm.local.mac = dev.mac;
     confirm.local.peer_id = crate::ib::local_systemid();
-    confirm.qpn = lgr.link.qpn();
+    confirm.qpn = link.qpn();
     confirm.rmb_rkey = confirm_rkey;
     confirm.rmbe_idx = 1;
     confirm.rmbe_alert_token = conn.token;
     confirm.rmbe_size = bufsize::compress(conn.rmb_size());
-    confirm.qp_mtu = lgr.link.mtu().min(a.qp_mtu);
+    confirm.qp_mtu = link.mtu().min(a.qp_mtu);
     confirm.rmb_dma_addr = confirm_addr;
-    confirm.psn = lgr.link.psn;
+    confirm.psn = link.psn;
     Ok(ClientConn {
         lgr,
         conn,
@@ -198,9 +210,10 @@ pub(crate) fn client_confirm_link(reg: &LgrRegistry, cc: &ClientConn) -> Result 
     let lgr = &cc.lgr;
     let mut uid = [0u8; 4];
     random::fill(&mut uid);
-    let (link_num, peer_uid) = llc::client_confirm_link(&lgr.link, uid)?;
-    lgr.record_link_uids(uid, peer_uid);
-    lgr.link.set_active(link_num);
+    let (link_num, peer_uid) = llc::client_confirm_link(&lgr.link(), uid)?;
+    lgr.link().record_uids(uid, peer_uid);
+    lgr.link().set_active(link_num);
+    lgr.set_kind(LgrType::Single);
     smc_dbg!("smcr: link {} of a new link group is up", link_num);
     reg.add(lgr.clone())
 }
@@ -213,7 +226,7 @@ pub(crate) fn client_confirm_link(reg: &LgrRegistry, cc: &ClientConn) -> Result 
 /// stay registered, out of use ([`LinkGroup::retire_buffers`]).
 pub(crate) fn abort_conn(lgr: Arc<LinkGroup>, conn: Arc<Conn>, first_contact: bool) {
     let removed = lgr.conns.lock().remove(conn.token);
-    lgr.link.forget_slot_waiter(conn.token);
+    conn.link().forget_slot_waiter(conn.token);
     drop(removed);
     if first_contact {
         drop(conn);
@@ -257,10 +270,9 @@ pub(crate) struct ServerConn {
 /// them once it is).
 fn new_buffers(
     lgr: &LinkGroup,
-    dev: &SmcrV2Device,
     register: bool,
     sock: &TcpSock,
-) -> Result<(Arc<RegisteredBuf>, Arc<RegisteredBuf>)> {
+) -> Result<(Arc<LgrBuf>, Arc<LgrBuf>)> {
     let (snd, rcv) = sock.user_buf_sizes();
     let class = |sock_buf: u32, is_rmb: bool| {
         bufsize::size_class_for(sock_buf, is_rmb).min(bufsize::compress(MAX_BUF_SIZE))
@@ -272,6 +284,8 @@ fn new_buffers(
     let snd = snd.unwrap_or(crate::sysctl::wmem(net).saturating_mul(2));
     let mut rmb_class = class(rcv, true);
     let mut snd_class = class(snd, false);
+    // No link comes or goes meanwhile: a new buffer is on every link.
+    let conf = lgr.conf.lock();
     // Buffers of earlier connections, registered already.
     let (rmb_size, snd_size) = (
         bufsize::uncompress(rmb_class),
@@ -283,31 +297,36 @@ fn new_buffers(
         return Ok(pair);
     }
     let (rmb_wanted, snd_wanted) = (rmb_class, snd_class);
-    let ibdev = dev.device.ib();
-    let make = |access: Option<MrAccess>, class: &mut u8| -> Result<Arc<RegisteredBuf>> {
+    let link = &lgr.link();
+    let links = lgr.links();
+    let others = || {
+        links
+            .iter()
+            .flatten()
+            .filter(|l| l.idx != link.idx && l.state() == LinkState::Active)
+    };
+    let make = |kind: BufKind, class: &mut u8| -> Result<Arc<LgrBuf>> {
         // Physically contiguous: a size the allocator cannot give is
         // tried a class smaller, down to the smallest, as upstream does.
         let buf = loop {
-            match DmaBuf::new(ibdev, bufsize::uncompress(*class) as usize) {
+            match LgrBuf::new(link, bufsize::uncompress(*class) as usize, kind) {
                 Ok(b) => break b,
                 Err(e) if *class == 0 => return Err(e),
                 Err(_) => *class -= 1,
             }
         };
-        let pd = lgr.link.pd()?;
-        let Some(access) = access else {
-            return Ok(Arc::new(RegisteredBuf::local(&pd, buf)?, GFP_KERNEL)?);
-        };
-        let reg = Arc::new(RegisteredBuf::new(&pd, buf)?, GFP_KERNEL)?;
         if register {
-            lgr.link.register_mr(&reg, access)?;
+            buf.register(link)?;
         }
-        Ok(reg)
+        for l in others() {
+            buf.add_link(l, register)?;
+        }
+        Ok(buf)
     };
-    let rmb = make(Some(MrAccess::RemoteWrite), &mut rmb_class)?;
+    let rmb = make(BufKind::Rmb, &mut rmb_class)?;
     // The send buffer is only read by our device: the domain's local key
     // reaches it, no region to register (as upstream).
-    let sndbuf = make(None, &mut snd_class)?;
+    let sndbuf = make(BufKind::Send, &mut snd_class)?;
     for (dir, class, wanted) in [
         (Dir::Rx, rmb_class, rmb_wanted),
         (Dir::Tx, snd_class, snd_wanted),
@@ -316,6 +335,15 @@ fn new_buffers(
             downgraded: class < wanted,
         };
         tech::buffer_taken(net, dir, bufsize::uncompress(class), source);
+    }
+    let more_links = others().next().is_some();
+    drop(conf);
+    // The peer learns the RMB's keys on the other links before the CLC
+    // message that names it (upstream's `smcr_lgr_reg_rmbs`), in a flow
+    // of its own, which waits for others (outside `conf`, which they
+    // take).
+    if register && more_links {
+        super::addlink::confirm_rkey(lgr, &rmb)?;
     }
     Ok((rmb, sndbuf))
 }
@@ -371,15 +399,30 @@ pub(crate) fn server_accept(
         }
         DeclineReason::Other(reason)
     };
-    let (rmb, sndbuf) = match new_buffers(&lgr, dev, !first_contact, &waker) {
+    let (rmb, sndbuf) = match new_buffers(&lgr, !first_contact, &waker) {
         Ok(b) => b,
         Err(e) => {
             smc_dbg!("smcr: no buffers for a connection ({:?})", e);
             return Err(fail(&lgr, DECL_ERR_REGBUF));
         }
     };
-    let (rkey, addr) = (rmb.rkey(), rmb.iova());
-    let conn = match Conn::new(next_token(), lgr.link.clone(), None, rmb, sndbuf, waker) {
+    // Connections spread over the links, as upstream's server spreads
+    // them.
+    let link = if first_contact {
+        Some(lgr.link())
+    } else {
+        let n = lgr.conn_count();
+        lgr.with_links(|s| {
+            assign_link(&s.slots(), true, n, false).and_then(|i| s.all().get(i).cloned().flatten())
+        })
+    };
+    let Some(link) = link else {
+        return Err(fail(&lgr, DECL_NOSRVLINK));
+    };
+    let Some((rkey, addr)) = rmb.rkey(link.idx) else {
+        return Err(fail(&lgr, DECL_ERR_REGBUF));
+    };
+    let conn = match Conn::new(next_token(), link.clone(), None, rmb, sndbuf, waker) {
         Ok(c) => c,
         Err(_) => return Err(fail(&lgr, DECL_MEM)),
     };
@@ -389,6 +432,18 @@ pub(crate) fn server_accept(
         return Err(fail(&lgr, DECL_MEM));
     }
     drop(joining);
+    // Without another device there will be no second link: a client told
+    // so does not wait for one after its first contact (upstream's waits
+    // two seconds for an ADD LINK).
+    let max_links = if first_contact
+        && max_links > 1
+        && crate::ib::find_alt_smcr_v2_device(conn.waker.net(), &dev.device, gid_ipv4(&dev.gid), None)
+            .is_none()
+    {
+        1
+    } else {
+        max_links
+    };
     let fce = first_contact.then(|| FirstContactExt {
         v2_direct: !dev.uses_gateway,
         os_type: OS_LINUX,
@@ -412,14 +467,14 @@ pub(crate) fn server_accept(
             gid: dev.gid,
             mac: dev.mac,
         },
-        qpn: lgr.link.qpn(),
+        qpn: link.qpn(),
         rmb_rkey: rkey,
         rmbe_idx: 1,
         rmbe_alert_token: conn.token,
         rmbe_size: bufsize::compress(conn.rmb_size()),
-        qp_mtu: lgr.link.mtu(),
+        qp_mtu: link.mtu(),
         rmb_dma_addr: addr,
-        psn: lgr.link.psn,
+        psn: link.psn,
         eid: p.eid,
         fce,
         gid_list: None,
@@ -452,38 +507,47 @@ pub(crate) fn server_confirm(
         }
         let limits = sc.accept.fce.map_or((0, 0), |f| (f.max_conns, f.max_links));
         lgr.record_peer(c, sc.accept.eid, limits);
-        lgr.link.set_peer_qp(c.qpn, c.psn, c.local.mac, c.qp_mtu);
-        if lgr.link.connect_qp().is_err() {
+        lgr.link().set_peer_qp(c.qpn, c.psn, c.local.mac, c.qp_mtu);
+        if lgr.link().connect_qp().is_err() {
             return Err(DeclineReason::Other(DECL_ERR_RDYLNK));
         }
         // The first RMB waited for the link; the send buffer needs none.
         let rmb = sc.conn.rmb.lock().clone();
         let regs = match rmb {
-            Some(rmb) => lgr.link.register_mr(&rmb, MrAccess::RemoteWrite),
+            Some(rmb) => rmb.register(&lgr.link()),
             None => Err(crate::sys::errno::ENOLINK.into()),
         };
         if regs.is_err() {
             return Err(DeclineReason::Other(DECL_ERR_REGBUF));
         }
     } else {
-        let peer = lgr.link.peer();
+        let peer = sc.conn.link().peer();
         if c.qpn != peer.qpn || c.local.gid != peer.gid {
             return Err(DeclineReason::Other(DECL_NOSRVLINK));
         }
     }
     let size = bufsize::uncompress(c.rmbe_size);
+    let Ok((row, keys)) = lgr.peer_keys.add(sc.conn.link_idx(), c.rmb_rkey, peer_addr) else {
+        return Err(DeclineReason::Other(DECL_MEM));
+    };
     sc.conn.set_peer(PeerRmb {
         token: c.rmbe_alert_token,
-        addr: peer_addr,
-        rkey: c.rmb_rkey,
         size,
+        row,
+        keys,
     });
     if sc.first_contact {
         let max_conns = sc.accept.fce.map_or(0, |f| f.max_conns);
-        match llc::server_confirm_link(&lgr.link, max_conns) {
+        match llc::server_confirm_link(&lgr.link(), max_conns) {
             Ok((ours, peer_uid)) => {
-                lgr.record_link_uids(ours, peer_uid);
-                lgr.link.set_active(1);
+                lgr.link().record_uids(ours, peer_uid);
+                lgr.link().set_active(1);
+                lgr.set_kind(LgrType::Single);
+                // A second link, when another device can carry it.
+                if lgr.max_links() > 1 {
+                    lgr.pending.fetch_or(PENDING_ADD_LINK, Ordering::AcqRel);
+                    lgr.run_work();
+                }
                 smc_dbg!("smcr: link 1 of a new link group is up (server)");
                 reg.add(lgr.clone())
                     .map_err(|_| DeclineReason::Other(DECL_MEM))?;

@@ -10,19 +10,20 @@
 //! Cursors: `tx_fin <= tx_prod <= tx_copied`; the send buffer holds
 //! `tx_copied - tx_fin` bytes (written or not, not yet completed).
 
+use super::bufs::LgrBuf;
 use super::cdc;
 use super::close;
 use super::conn::{Conn, ConnShared};
+use super::link::Link;
 use crate::stats::tech::{self, BufferEvent, Dir};
 use crate::sys::args::MsgHdr;
-use crate::sys::errno::{EAGAIN, ECONNRESET, EINTR, EPIPE};
-use crate::sys::ib::mr::RegisteredBuf;
+use crate::sys::errno::{EAGAIN, ECONNRESET, EINTR, ENOLINK, EPIPE};
 use crate::sys::net::Net;
 use crate::wire::cdc::ProducerFlags;
 use crate::wire::close::CloseEvent;
 use kernel::error::code::ERESTARTSYS;
 use kernel::prelude::*;
-use kernel::sync::Arc;
+
 
 /// The longest piece written inline (the link's limit applies too; CDC
 /// messages, 44 bytes, are sent inline, so every device here allows that).
@@ -157,7 +158,7 @@ fn corked(conn: &Conn, more: bool, nodelay: bool) -> bool {
     let sh = conn.shared.lock();
     let in_flight = sh.tx_fin < sh.tx_prod;
     let waiting = sh.tx_copied - sh.tx_prod;
-    let limit = (u64::from(conn.sndbuf_size()) / 2).min(u64::from(conn.link.params.autocork_size));
+    let limit = (u64::from(conn.sndbuf_size()) / 2).min(u64::from(conn.link().params.autocork_size));
     in_flight && (more || (!nodelay && waiting <= limit)) && sh.urg_tx.is_none()
 }
 
@@ -175,9 +176,9 @@ fn copy_in(conn: &Conn, msg: &mut MsgHdr<'_>, n: usize, urgent_at: Option<usize>
     // to the buffer, not its lock (whoever drops the last one is in
     // process context: this call, or the one that took the buffer back).
     let sndbuf = conn.sndbuf.lock().clone().ok_or(ECONNRESET)?;
-    let copied = sndbuf.buf().fill_from_msg(off, n.min(size - off), msg)?;
-    // The device reads what the CPU wrote (a no-op where DMA is coherent).
-    sndbuf.buf().sync_for_device();
+    let copied = sndbuf.fill_from_msg(off, n.min(size - off), msg)?;
+    // The devices read what the CPU wrote (a no-op where DMA is coherent).
+    sndbuf.sync_for_device();
     drop(sndbuf);
     let mut sh = conn.shared.lock();
     sh.tx_copied += copied as u64;
@@ -201,6 +202,8 @@ pub(crate) fn push(conn: &Conn) {
 }
 
 fn push_locked(conn: &Conn) {
+    // One link for the whole push: its slots are that link's.
+    let link = conn.link();
     let sndbuf = conn.sndbuf.lock();
     let Some(sndbuf) = sndbuf.as_ref() else {
         return;
@@ -216,13 +219,13 @@ fn push_locked(conn: &Conn) {
             break;
         };
         // No slot: the connection queues for the next that completes.
-        let Ok(Some(slot)) = conn.link.get_slot_or_queue(conn.token) else {
+        let Ok(Some(slot)) = link.get_slot_or_queue(conn.token) else {
             return;
         };
-        match write_chunk(conn, sndbuf, &mut sh, slot, chunk) {
+        match write_chunk(conn, &link, sndbuf, &mut sh, slot, chunk) {
             Ok(()) => {}
             Err(e) => {
-                conn.link.put_slot(slot);
+                link.put_slot(slot);
                 sh.error = Some(e);
                 drop(sh);
                 conn.wake();
@@ -239,9 +242,9 @@ fn push_locked(conn: &Conn) {
     let flags_due = sh.sent_state != sh.announced_state
         && (sh.tx_copied == sh.tx_prod || sh.sent_state.peer_conn_abort);
     if flags_due || (sh.error.is_none() && cdc::consumer_update_due(conn, &sh)) {
-        if let Ok(Some(slot)) = conn.link.get_slot_or_queue(conn.token) {
-            if cdc::post_locked(conn, &mut sh, slot, ProducerFlags::default()).is_err() {
-                conn.link.put_slot(slot);
+        if let Ok(Some(slot)) = link.get_slot_or_queue(conn.token) {
+            if cdc::post_locked(conn, &link, &mut sh, slot, ProducerFlags::default()).is_err() {
+                link.put_slot(slot);
             }
         }
     }
@@ -291,7 +294,8 @@ fn next_chunk(conn: &Conn, sh: &mut ConnShared) -> Option<Chunk> {
 /// Writes `chunk` (see [`next_chunk`]) on `slot` and announces it.
 fn write_chunk(
     conn: &Conn,
-    sndbuf: &Arc<RegisteredBuf>,
+    link: &Link,
+    sndbuf: &LgrBuf,
     sh: &mut ConnShared,
     slot: u32,
     chunk: Chunk,
@@ -303,10 +307,14 @@ fn write_chunk(
     let poff = sh.tx_prod % psize;
     let first = n.min(psize - poff);
     let pieces = [(off, poff, first), (off + first, 0, n - first)];
-    let inline_max = conn.link.max_inline().min(INLINE_WRITE_MAX);
+    let inline_max = link.max_inline().min(INLINE_WRITE_MAX);
+    // The peer's RMB as this link reaches it.
+    let key = peer.key(link.idx).ok_or(ENOLINK)?;
+    // The send buffer as this link's device reads it.
+    let mapped = sndbuf.on(link.idx).ok_or(ENOLINK)?;
     for (part, (src, dst, len)) in (0u32..).zip(pieces) {
         let (src, len) = (src as usize, len as usize);
-        let remote = peer.addr.wrapping_add(dst);
+        let remote = key.addr.wrapping_add(dst);
         if len == 0 {
             continue;
         }
@@ -314,12 +322,10 @@ fn write_chunk(
             // Short pieces (a request, a reply) go inline, as upstream's.
             let mut bytes = [0u8; INLINE_WRITE_MAX];
             let data = bytes.get_mut(..len).ok_or(EPIPE)?;
-            sndbuf.buf().read(src, data)?;
-            conn.link
-                .post_write_inline(slot, part, data, remote, peer.rkey)?;
+            sndbuf.read(src, data)?;
+            link.post_write_inline(slot, part, data, remote, key.rkey)?;
         } else {
-            conn.link
-                .post_write(slot, part, sndbuf, (src, len as u32), remote, peer.rkey)?;
+            link.post_write(slot, part, &mapped, (src, len as u32), remote, key.rkey)?;
         }
     }
     sh.tx_prod += n;
@@ -339,7 +345,7 @@ fn write_chunk(
     };
     // Should this fail, the writes went without their announcement: the
     // caller fails the connection, which is no longer in step with the peer.
-    cdc::post_locked(conn, sh, slot, flags)
+    cdc::post_locked(conn, link, sh, slot, flags)
 }
 
 /// Whether a send would not block (poll's `EPOLLOUT`).

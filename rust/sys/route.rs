@@ -107,6 +107,31 @@ pub(crate) fn find_route_v4(net: &Net, saddr: [u8; 4], daddr: [u8; 4]) -> Result
     })
 }
 
+/// The interface the route from `saddr` to `daddr` in `net` leaves by,
+/// and whether it goes through a gateway; no neighbour needs to be known
+/// (a direct peer's MAC comes from elsewhere). `ENOENT` without a route.
+pub(crate) fn route_dev_v4(net: &Net, saddr: [u8; 4], daddr: [u8; 4]) -> Result<(i32, bool)> {
+    if daddr == [0xff; 4] || daddr == [0; 4] {
+        return Err(ENOENT.into());
+    }
+    // SAFETY: all-zero is an empty flow key (no interface, mark or ports).
+    let mut fl4: bindings::flowi4 = unsafe { core::mem::zeroed() };
+    fl4.saddr = u32::from_ne_bytes(saddr);
+    fl4.daddr = u32::from_ne_bytes(daddr);
+    // SAFETY: `net` is live (invariant of `Net`); `fl4` is a valid flow key.
+    let rt = unsafe { bindings::smc_rs_ip_route_output_key(net.as_raw(), &mut fl4) };
+    if is_err_or_null(rt) {
+        return Err(ENOENT.into());
+    }
+    // INVARIANT: a successful lookup returns a counted route.
+    let rt = Route(rt);
+    // SAFETY: a valid route (invariant), whose flags are fixed once it is
+    // published; a valid route has an output device.
+    let (uses_gateway, ifindex) =
+        unsafe { ((*rt.0).rt_uses_gateway != 0, bindings::smc_rs_rt_ifindex(rt.0)) };
+    Ok((ifindex, uses_gateway))
+}
+
 /// Whether interface `ifindex` of `net` holds an IPv4 address on a subnet
 /// that contains `addr` (upstream's `inet_ifa_match` over the interface's
 /// addresses). Does not sleep.

@@ -21,5 +21,6 @@ pub mod cursor;
 pub mod lgr_links;
 pub mod lgr_match;
 pub mod llc;
+pub mod rtokens;
 pub mod tokens;
 pub mod waiters;

@@ -75,9 +75,9 @@ pub(crate) trait LinkOwner: Send + Sync {
     /// gives free slots to the connections waiting for one
     /// ([`Link::next_slot_waiter`]).
     fn slot_completed(&self, link: &Link, token: u32, prod_total: u64);
-    /// The link went down: nothing is posted on it any more (any
+    /// `link` went down: nothing is posted on it any more (any
     /// context).
-    fn link_down(&self);
+    fn link_down(&self, link: &Link);
     /// A connection on the link was closed on both sides and its socket
     /// let go of it (process context).
     fn conn_finished(&self);
@@ -161,6 +161,10 @@ struct LinkVerbs {
 #[pin_data]
 pub(crate) struct Link {
     pub(crate) role: Role,
+    /// Its slot in the link group (upstream's `link_idx`): the column of
+    /// the group's tables (buffer mappings, the peer's keys) that is this
+    /// link's.
+    pub(crate) idx: usize,
     /// The device, port and GID the link uses.
     pub(crate) dev: SmcrV2Device,
     /// Our first packet sequence number.
@@ -174,6 +178,12 @@ pub(crate) struct Link {
     peer: SpinLockBh<PeerLink>,
     /// The link number the server gave.
     pub(crate) link_num: AtomicU8,
+    /// The second link of an asymmetric group: it stands by and carries
+    /// no connection (upstream's `link_is_asym`).
+    pub(crate) asym: AtomicBool,
+    /// Our link user id and the peer's (CONFIRM LINK), for operators.
+    pub(crate) uid: AtomicU32,
+    pub(crate) peer_uid: AtomicU32,
     state: AtomicU8,
     /// When the peer was last heard, the link tested, the group idle.
     pub(crate) activity: Activity,
@@ -217,6 +227,7 @@ impl Link {
     /// [`shut_down`](Self::shut_down) and [`release`](Self::release).
     pub(crate) fn new(
         role: Role,
+        idx: usize,
         dev: SmcrV2Device,
         peer: PeerLink,
         params: LgrParams,
@@ -243,11 +254,15 @@ impl Link {
         let link = Arc::pin_init(
             try_pin_init!(Link {
                 role,
+                idx,
                 dev,
                 psn,
                 params,
                 peer <- new_spinlock_bh!(peer, "Link::peer"),
                 link_num: AtomicU8::new(0),
+                asym: AtomicBool::new(false),
+                uid: AtomicU32::new(0),
+                peer_uid: AtomicU32::new(0),
                 state: AtomicU8::new(LinkState::Activating as u8),
                 activity: Activity::new(),
                 verbs <- new_mutex!(Some(verbs), "Link::verbs"),
@@ -353,6 +368,11 @@ impl Link {
     /// What we know of the peer's end of the link.
     pub(crate) fn peer(&self) -> PeerLink {
         *self.peer.lock()
+    }
+
+    /// The peer's end of a link added later (its ADD LINK message).
+    pub(crate) fn set_peer(&self, peer: PeerLink) {
+        *self.peer.lock() = peer;
     }
 
     /// The server learns the client's queue pair from its Confirm.

@@ -260,6 +260,17 @@ impl Link {
         r
     }
 
+    /// Sends one LLC message longer than 44 bytes (SMC-Rv2), waiting for a
+    /// slot.
+    pub(crate) fn send_llc_long(&self, msg: &[u8]) -> Result {
+        let slot = self.get_slot()?;
+        let r = self.post_long_msg(slot, msg);
+        if r.is_err() {
+            self.put_slot(slot);
+        }
+        r
+    }
+
     /// Sends one LLC message, waiting for a slot, then waits up to `ms`
     /// milliseconds until the device reports it sent (the peer acknowledged
     /// it): for the last message before the queue pair goes, which would
@@ -354,7 +365,7 @@ impl Link {
         }
         smc_dbg!("link: down");
         if let Some(owner) = self.owner() {
-            owner.link_down();
+            owner.link_down(self);
         }
         self.tx_wait.notify_all();
         self.llc_wait.notify_all();

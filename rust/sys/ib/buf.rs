@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Physically contiguous, zeroed buffers mapped for DMA by one RDMA device:
+//! Physically contiguous, zeroed buffers mapped for DMA by RDMA devices:
 //! the memory behind memory regions (RMBs, send buffers) and behind the
-//! control messages of a link.
+//! control messages of a link; one memory may be mapped by several
+//! devices (the links of a link group).
 
 use super::super::args::MsgHdr;
 use super::super::bindings;
 use super::super::errno::{EINVAL, ENOMEM};
 use super::device::IbDevice;
+use core::ops::Deref;
 use core::ptr::NonNull;
+use kernel::alloc::flags::GFP_KERNEL;
 use kernel::error::{to_result, Result};
+use kernel::sync::Arc;
 use kernel::page::PAGE_SIZE;
 use kernel::types::ARef;
 
@@ -48,39 +52,35 @@ impl Drop for SgTable {
     }
 }
 
-/// A zeroed, physically contiguous buffer of a power-of-two size, mapped
-/// for DMA (both directions) by one device for as long as it lives.
+/// Zeroed, physically contiguous memory of a power-of-two size: the bytes
+/// behind one or more device mappings ([`DmaBuf`]). A buffer of a link
+/// group with two links is mapped once for each link's device.
 ///
-/// The device may write into the memory at any time (an RMB is written by
+/// A device may write into the memory at any time (an RMB is written by
 /// the peer's RDMA WRITEs), so no Rust reference to the bytes is ever
 /// made: they are only copied in and out through raw pointers. Concurrent
-/// copies to overlapping ranges (by the CPU or the device) leave
-/// unspecified bytes there, never undefined behaviour of this program.
+/// copies to overlapping ranges (by the CPU or a device) leave unspecified
+/// bytes there, never undefined behaviour of this program.
 ///
 /// # Invariants
 ///
-/// `vaddr` is the kernel address of `pages`, `len` bytes; `sgt`'s single
-/// entry covers them and is mapped for `dev`, with `dma_addr` as its device
-/// address, until `drop` unmaps it.
-pub(crate) struct DmaBuf {
+/// `vaddr` is the kernel address of `pages`, `len` bytes.
+pub(crate) struct BufMem {
     vaddr: NonNull<u8>,
     len: usize,
-    dma_addr: u64,
-    sgt: SgTable,
-    _pages: Pages,
-    dev: ARef<IbDevice>,
+    pages: Pages,
 }
 
-// SAFETY: the memory is owned by the buffer and only reached through raw
-// copies; the table and mapping are changed only at creation and drop.
-unsafe impl Send for DmaBuf {}
+// SAFETY: the memory is owned by the value and only reached through raw
+// copies.
+unsafe impl Send for BufMem {}
 // SAFETY: as above; no method hands out a reference to the bytes.
-unsafe impl Sync for DmaBuf {}
+unsafe impl Sync for BufMem {}
 
-impl DmaBuf {
+impl BufMem {
     /// Allocates `size` zeroed bytes (a power of two, at least a page, at
-    /// most 4 MiB) and maps them for `dev`. May sleep.
-    pub(crate) fn new(dev: &IbDevice, size: usize) -> Result<DmaBuf> {
+    /// most 4 MiB). May sleep.
+    fn new(size: usize) -> Result<BufMem> {
         if !size.is_power_of_two() || size < PAGE_SIZE {
             return Err(EINVAL.into());
         }
@@ -88,7 +88,6 @@ impl DmaBuf {
         if order > MAX_ORDER {
             return Err(EINVAL.into());
         }
-        let len_c = u32::try_from(size).map_err(|_| EINVAL)?;
         // SAFETY: any order up to `MAX_PAGE_ORDER` may be asked for.
         let raw_page = unsafe { bindings::smc_rs_alloc_buf_pages(order) };
         let page = NonNull::new(raw_page).ok_or(ENOMEM)?;
@@ -98,52 +97,17 @@ impl DmaBuf {
         // SAFETY: a valid page.
         let raw_vaddr = unsafe { bindings::smc_rs_page_address(page.as_ptr()) };
         let vaddr = NonNull::new(raw_vaddr).ok_or(ENOMEM)?.cast::<u8>();
-        // SAFETY: all-zero is the empty table `sg_alloc_table` expects.
-        let mut table: bindings::sg_table = unsafe { core::mem::zeroed() };
-        // SAFETY: `table` is writable.
-        to_result(unsafe { bindings::smc_rs_sg_alloc_table_one(&mut table) })?;
-        // INVARIANT: allocated with one entry just now.
-        let mut sgt = SgTable(table);
-        // SAFETY: the table's one entry gets the whole block, which is
-        // `size` bytes of physically contiguous memory.
-        unsafe { bindings::smc_rs_sg_set_page(sgt.0.sgl, page.as_ptr(), len_c) };
-        // SAFETY: a live device and a valid one-entry list.
-        let mapped = unsafe { bindings::smc_rs_ib_dma_map_sg(dev.as_raw(), sgt.0.sgl, 1) };
-        if mapped != 1 {
-            return Err(ENOMEM.into());
-        }
-        sgt.0.nents = 1;
-        // SAFETY: the entry was mapped just now.
-        let dma_addr = unsafe { bindings::smc_rs_sg_dma_address(sgt.0.sgl) };
-        // INVARIANT: allocated, described and mapped above.
-        Ok(DmaBuf {
+        // INVARIANT: the address of the block just allocated.
+        Ok(BufMem {
             vaddr,
             len: size,
-            dma_addr,
-            sgt,
-            _pages: pages,
-            dev: ARef::from(dev),
+            pages,
         })
     }
 
     /// The size in bytes.
     pub(crate) fn len(&self) -> usize {
         self.len
-    }
-
-    /// The device address of the first byte (for the mapping device).
-    pub(crate) fn dma_addr(&self) -> u64 {
-        self.dma_addr
-    }
-
-    /// The device the buffer is mapped for.
-    pub(crate) fn device(&self) -> &IbDevice {
-        &self.dev
-    }
-
-    /// The scatter/gather list that describes the buffer (one entry).
-    pub(super) fn sgl(&self) -> *mut bindings::scatterlist {
-        self.sgt.0.sgl
     }
 
     /// The address of `len` bytes at `offset`, if they lie in the buffer.
@@ -211,12 +175,96 @@ impl DmaBuf {
         // above); the iterator is the live one of the call (`MsgHdr`).
         Ok(unsafe { bindings::smc_rs_copy_to_iter(src.cast(), len, msg.iov_iter()) })
     }
+}
+
+/// A [`BufMem`] mapped for DMA (both directions) by one device for as long
+/// as the mapping lives; the memory lives as long as its last mapping (or
+/// other holder). Its bytes are reached through [`Deref`] to the memory.
+///
+/// # Invariants
+///
+/// `sgt`'s single entry covers all of `mem` and is mapped for `dev`, with
+/// `dma_addr` as its device address, until `drop` unmaps it.
+pub(crate) struct DmaBuf {
+    dma_addr: u64,
+    sgt: SgTable,
+    dev: ARef<IbDevice>,
+    /// Last: the pages go after the table that describes them.
+    mem: Arc<BufMem>,
+}
+
+// SAFETY: `BufMem` is `Send`; the table and mapping are changed only at
+// creation and drop.
+unsafe impl Send for DmaBuf {}
+// SAFETY: as above; `BufMem` is `Sync` and nothing else is shared.
+unsafe impl Sync for DmaBuf {}
+
+impl DmaBuf {
+    /// Allocates `size` zeroed bytes (a power of two, at least a page, at
+    /// most 4 MiB) and maps them for `dev`. May sleep.
+    pub(crate) fn new(dev: &IbDevice, size: usize) -> Result<DmaBuf> {
+        let mem = Arc::new(BufMem::new(size)?, GFP_KERNEL)?;
+        Self::map(dev, &mem)
+    }
+
+    /// Maps `mem` for `dev` (one more mapping of memory that other devices
+    /// may have mapped too). May sleep.
+    pub(crate) fn map(dev: &IbDevice, mem: &Arc<BufMem>) -> Result<DmaBuf> {
+        let len_c = u32::try_from(mem.len).map_err(|_| EINVAL)?;
+        // SAFETY: all-zero is the empty table `sg_alloc_table` expects.
+        let mut table: bindings::sg_table = unsafe { core::mem::zeroed() };
+        // SAFETY: `table` is writable.
+        to_result(unsafe { bindings::smc_rs_sg_alloc_table_one(&mut table) })?;
+        // INVARIANT: allocated with one entry just now.
+        let mut sgt = SgTable(table);
+        // SAFETY: the table's one entry gets the whole block, which is
+        // `mem.len` bytes of physically contiguous memory (`BufMem`'s
+        // invariant), kept alive by `mem` for as long as the entry.
+        unsafe { bindings::smc_rs_sg_set_page(sgt.0.sgl, mem.pages.page.as_ptr(), len_c) };
+        // SAFETY: a live device and a valid one-entry list.
+        let mapped = unsafe { bindings::smc_rs_ib_dma_map_sg(dev.as_raw(), sgt.0.sgl, 1) };
+        if mapped != 1 {
+            return Err(ENOMEM.into());
+        }
+        sgt.0.nents = 1;
+        // SAFETY: the entry was mapped just now.
+        let dma_addr = unsafe { bindings::smc_rs_sg_dma_address(sgt.0.sgl) };
+        // INVARIANT: described and mapped above.
+        Ok(DmaBuf {
+            mem: mem.clone(),
+            dma_addr,
+            sgt,
+            dev: ARef::from(dev),
+        })
+    }
+
+    /// The memory, for mappings on other devices.
+    pub(crate) fn mem(&self) -> &Arc<BufMem> {
+        &self.mem
+    }
+
+    /// The device address of the first byte (for the mapping device).
+    pub(crate) fn dma_addr(&self) -> u64 {
+        self.dma_addr
+    }
+
+    /// The device the buffer is mapped for.
+    pub(crate) fn device(&self) -> &IbDevice {
+        &self.dev
+    }
+
+    /// The scatter/gather list that describes the buffer (one entry).
+    pub(super) fn sgl(&self) -> *mut bindings::scatterlist {
+        self.sgt.0.sgl
+    }
 
     /// Makes what the device wrote visible to the CPU (before reading data
     /// the peer placed). A no-op on coherent and software devices.
     pub(crate) fn sync_for_cpu(&self) {
         // SAFETY: the range is the live mapping for `dev` (invariant).
-        unsafe { bindings::smc_rs_ib_dma_sync_for_cpu(self.dev.as_raw(), self.dma_addr, self.len) };
+        unsafe {
+            bindings::smc_rs_ib_dma_sync_for_cpu(self.dev.as_raw(), self.dma_addr, self.mem.len)
+        };
     }
 
     /// Hands what the CPU wrote to the device (before posting a send or an
@@ -224,14 +272,23 @@ impl DmaBuf {
     pub(crate) fn sync_for_device(&self) {
         // SAFETY: the range is the live mapping for `dev` (invariant).
         unsafe {
-            bindings::smc_rs_ib_dma_sync_for_device(self.dev.as_raw(), self.dma_addr, self.len)
+            bindings::smc_rs_ib_dma_sync_for_device(self.dev.as_raw(), self.dma_addr, self.mem.len)
         };
+    }
+}
+
+impl Deref for DmaBuf {
+    type Target = BufMem;
+
+    fn deref(&self) -> &BufMem {
+        &self.mem
     }
 }
 
 impl Drop for DmaBuf {
     fn drop(&mut self) {
-        // The table and the pages are freed after this, as fields.
+        // The table, then the memory (if this was its last mapping) are
+        // freed after this, as fields.
         // SAFETY: mapped for `dev` in `new` (invariant), unmapped once.
         unsafe { bindings::smc_rs_ib_dma_unmap_sg(self.dev.as_raw(), self.sgt.0.sgl, 1) };
     }

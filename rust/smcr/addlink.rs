@@ -1,0 +1,493 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Adding links to a link group and telling the peer a new RMB's keys, as
+//! upstream 6.12 does for SMC-Rv2 (`smc_llc_cli_add_link`,
+//! `smc_llc_srv_add_link`, `smc_llc_do_confirm_rkey`): the server finds
+//! another RDMA device, proposes a new link in ADD LINK with the keys of
+//! every RMB on it, the client answers with its end and its keys, both
+//! move the new queue pair to RTS, register the buffers on it, and the
+//! server confirms the link over the new link itself. The link group's
+//! work item ([`lgrwork`](super::lgrwork)) runs these flows, in process
+//! context.
+
+use super::bufs::LgrBuf;
+use super::conn::Conn;
+use super::flows::FlowNext;
+use super::lgr::LinkGroup;
+use super::link::{Link, LinkState, PeerLink};
+use super::llc;
+use crate::ib::{find_alt_smcr_v2_device, gid_ipv4};
+use crate::sys::errno::{EAGAIN, ENOLINK, EPROTO, ETIMEDOUT};
+use crate::sys::print::smc_dbg;
+use crate::sys::tcp::TcpSock;
+use crate::wire::clc::valid_qp_mtu;
+use crate::wire::lgr_links::{
+    alloc_alt_link, client_add_link_type, server_add_link_type, LgrType, LINKS_MAX,
+};
+use crate::wire::llc::{
+    AddLink, AddLinkRkey, AddLinkV2Ext, ConfirmLink, ConfirmRkey, DeleteLink, EntryList, FlowType,
+    LinkRkey, LlcKind, LlcMessage, CONFIRM_RKEY_OTHERS, DEL_LOST_PATH, LLC_LEN, LLC_V2_MAX_LEN,
+    REJ_RSN_NO_ALT_PATH,
+};
+use core::sync::atomic::Ordering;
+use kernel::prelude::*;
+use kernel::sync::Arc;
+use kernel::types::ARef;
+
+/// How long a flow waits for the peer's answer (`SMC_LLC_WAIT_TIME`).
+const WAIT_MS: u32 = 2000;
+/// How long a new link waits for its CONFIRM LINK
+/// (`SMC_LLC_WAIT_FIRST_TIME`).
+const WAIT_FIRST_MS: u32 = 5000;
+
+/// The connections of the group, taken out of its table's lock.
+pub(crate) fn conns_of(lgr: &LinkGroup) -> Result<KVec<Arc<Conn>>> {
+    let mut out = KVec::with_capacity(super::link::CONNS_PER_LGR, GFP_KERNEL)?;
+    lgr.conns.lock().for_each(|c| {
+        // Room for every connection was reserved: no allocation here.
+        let _ = out.push(c.clone(), GFP_ATOMIC);
+    });
+    Ok(out)
+}
+
+/// Every buffer of the group (in use, pooled, retired), and whether it is
+/// an RMB a connection uses (whose keys the peer needs).
+fn buffers_of(lgr: &LinkGroup) -> Result<KVec<(Arc<LgrBuf>, bool)>> {
+    let mut out = KVec::new();
+    for c in conns_of(lgr)?.iter() {
+        let rmb = c.rmb.lock().clone();
+        if let Some(b) = rmb {
+            out.push((b, true), GFP_KERNEL)?;
+        }
+        let snd = c.sndbuf.lock().clone();
+        if let Some(b) = snd {
+            out.push((b, false), GFP_KERNEL)?;
+        }
+    }
+    lgr.for_each_kept_buffer(|b| out.push((b.clone(), false), GFP_KERNEL).map_err(Into::into))?;
+    Ok(out)
+}
+
+/// A socket of the group, for its namespace.
+fn some_sock(lgr: &LinkGroup) -> Option<ARef<TcpSock>> {
+    let mut sock = None;
+    lgr.conns.lock().for_each(|c| {
+        if sock.is_none() {
+            sock = Some(c.waker.clone());
+        }
+    });
+    sock
+}
+
+/// The ADD LINK v2 extension's keys: for each RMB in use, its key on
+/// `via` and its key and address on `new`.
+fn rkeys_for(bufs: &[(Arc<LgrBuf>, bool)], via: &Link, new: &Link, out: &mut KVec<AddLinkRkey>) -> Result {
+    for (b, in_use) in bufs.iter() {
+        if !*in_use || out.len() >= 255 {
+            continue;
+        }
+        let (Some((key, _)), Some((key_new, addr_new))) = (b.rkey(via.idx), b.rkey(new.idx)) else {
+            continue;
+        };
+        out.push(
+            AddLinkRkey {
+                rmb_key: key,
+                rmb_key_new: key_new,
+                rmb_vaddr_new: addr_new,
+            },
+            GFP_KERNEL,
+        )?;
+    }
+    Ok(())
+}
+
+/// Our ADD LINK (request or response) for `new`, sent over `via`.
+fn send_add_link(via: &Link, new: &Link, resp: bool, mtu: u8, rkeys: &[AddLinkRkey]) -> Result {
+    let mut list = KVec::from_elem(0u8, rkeys.len() * 16, GFP_KERNEL)?;
+    let msg = AddLink {
+        version: llc::version(via),
+        resp,
+        reject: false,
+        reject_reason: 0,
+        sender_mac: new.dev.mac,
+        sender_gid: new.dev.gid,
+        sender_qpn: new.qpn(),
+        link_num: new.link_num.load(Ordering::Relaxed),
+        qp_mtu: mtu,
+        initial_psn: new.psn,
+        ext: Some(AddLinkV2Ext {
+            direct: !new.dev.uses_gateway,
+            client_target_gid: new.dev.gid,
+            rkeys: EntryList::build(rkeys, &mut list).map_err(|_| EPROTO)?,
+        }),
+    };
+    let mut buf = KVec::from_elem(0u8, msg.encoded_len(), GFP_KERNEL)?;
+    let n = msg.encode(&mut buf).map_err(|_| EPROTO)?;
+    via.send_llc_long(buf.get(..n).ok_or(EPROTO)?)
+}
+
+/// The CONFIRM LINK of `new` (request from the server, response from the
+/// client), with our link user id.
+fn confirm_link(new: &Link, resp: bool, uid: [u8; 4], max_links: u8, max_conns: u8) -> Result {
+    let msg = ConfirmLink {
+        version: llc::version(new),
+        resp,
+        no_rmbe_eyec: true,
+        sender_mac: new.dev.mac,
+        sender_gid: new.dev.gid,
+        sender_qpn: new.qpn(),
+        link_num: new.link_num.load(Ordering::Relaxed),
+        link_uid: uid,
+        max_links,
+        max_conns,
+    };
+    let mut buf = [0u8; LLC_LEN];
+    msg.encode(&mut buf).map_err(|_| EPROTO)?;
+    new.send_llc(&buf)
+}
+
+/// Asks the peer to delete link `num` (a new link that failed), over
+/// `via`.
+pub(crate) fn send_delete_link(via: &Link, num: u8, orderly: bool) {
+    let msg = DeleteLink {
+        version: llc::version(via),
+        resp: false,
+        all: false,
+        orderly,
+        link_num: num,
+        reason: DEL_LOST_PATH,
+    };
+    let mut buf = [0u8; LLC_LEN];
+    if msg.encode(&mut buf).is_ok() {
+        let _ = via.send_llc(&buf);
+    }
+}
+
+/// A new link of the group in slot `idx`, made on `dev` towards `peer`.
+fn new_link(lgr: &Arc<LinkGroup>, via: &Link, idx: usize, dev: crate::ib::SmcrV2Device, peer: PeerLink, num: u8) -> Result<Arc<Link>> {
+    let link = Link::new(via.role, idx, dev, peer, via.params)?;
+    link.set_owner(lgr.clone());
+    link.link_num.store(num, Ordering::Relaxed);
+    if !lgr.with_links(|s| s.insert(link.clone())) {
+        link.shut_down();
+        link.release();
+        return Err(EAGAIN.into());
+    }
+    Ok(link)
+}
+
+/// Takes a link that failed to come up (or went) out of the group: its
+/// queue pair drained, the buffers' mappings on it and the peer's keys
+/// for it let go, then its verbs objects. Process context, under
+/// `lgr.conf`.
+pub(crate) fn clear_link(lgr: &LinkGroup, link: &Arc<Link>) {
+    link.link_down();
+    let removed = lgr.with_links(|s| s.remove(link.idx));
+    link.shut_down();
+    if let Ok(bufs) = buffers_of(lgr) {
+        for (b, _) in bufs.iter() {
+            b.drop_link(link.idx);
+        }
+    }
+    lgr.peer_keys.clear_link(link.idx);
+    refresh_peer_keys(lgr);
+    if removed.is_some() {
+        link.release();
+    }
+}
+
+/// Every connection copies its RMB's keys again from the table.
+pub(crate) fn refresh_peer_keys(lgr: &LinkGroup) {
+    if let Ok(conns) = conns_of(lgr) {
+        for c in conns.iter() {
+            c.set_peer_keys(lgr.peer_keys.row(c.peer_row()));
+        }
+    }
+}
+
+/// Maps (and with `register`, registers) every buffer of the group on
+/// `link`.
+fn map_buffers(lgr: &LinkGroup, link: &Link, register: bool) -> Result<KVec<(Arc<LgrBuf>, bool)>> {
+    let bufs = buffers_of(lgr)?;
+    for (b, _) in bufs.iter() {
+        b.add_link(link, register)?;
+    }
+    Ok(bufs)
+}
+
+/// The client answers the server's ADD LINK `msg` that came over link
+/// slot `via` (`smc_llc_cli_add_link`); a link it cannot add is rejected.
+pub(crate) fn client_add_link(lgr: &Arc<LinkGroup>, via: usize, msg: &[u8]) {
+    let Ok(LlcMessage::AddLink(req)) = LlcMessage::parse(msg) else { return };
+    let Some(via) = lgr.links().get(via).cloned().flatten() else { return };
+    let conf = lgr.conf.lock();
+    let result = try_client_add_link(lgr, &via, &req);
+    drop(conf);
+    if let Err(e) = result {
+        smc_dbg!("smcr: ADD LINK {} rejected ({:?})", req.link_num, e);
+        let reject = AddLink {
+            version: llc::version(&via),
+            resp: true,
+            reject: true,
+            reject_reason: REJ_RSN_NO_ALT_PATH,
+            ext: None,
+            ..req
+        };
+        let mut buf = [0u8; LLC_LEN];
+        if reject.encode(&mut buf).is_ok() {
+            let _ = via.send_llc(&buf);
+        }
+    }
+}
+
+fn try_client_add_link(lgr: &Arc<LinkGroup>, via: &Arc<Link>, req: &AddLink<'_>) -> Result {
+    if !valid_qp_mtu(req.qp_mtu) || lgr.max_links() <= 1 || via.state() != LinkState::Active {
+        return Err(EPROTO.into());
+    }
+    let sock = some_sock(lgr).ok_or(ENOLINK)?;
+    let alt = find_alt_smcr_v2_device(
+        sock.net(),
+        &via.dev.device,
+        gid_ipv4(&via.dev.gid),
+        Some(gid_ipv4(&req.sender_gid)),
+    );
+    let peer_same = req.sender_gid == via.peer().gid;
+    let new_t = client_add_link_type(peer_same, alt.is_some()).ok_or(ENOLINK)?;
+    let idx = lgr
+        .with_links(|s| alloc_alt_link(s.kind, new_t, &s.slots()))
+        .ok_or(ENOLINK)?;
+    let dev = alt.unwrap_or_else(|| via.dev.clone());
+    let peer = PeerLink {
+        systemid: via.peer().systemid,
+        gid: req.sender_gid,
+        mac: req.sender_mac,
+        qpn: req.sender_qpn,
+        psn: req.initial_psn,
+        mtu: req.qp_mtu,
+    };
+    let link = new_link(lgr, via, idx, dev, peer, req.link_num)?;
+    let r = client_bring_up(lgr, via, &link, req, new_t);
+    if r.is_err() {
+        clear_link(lgr, &link);
+    }
+    r
+}
+
+fn client_bring_up(lgr: &Arc<LinkGroup>, via: &Link, link: &Arc<Link>, req: &AddLink<'_>, new_t: LgrType) -> Result {
+    link.connect_qp()?;
+    let bufs = map_buffers(lgr, link, false)?;
+    let mut rkeys = KVec::new();
+    rkeys_for(&bufs, via, link, &mut rkeys)?;
+    send_add_link(via, link, true, link.mtu().min(req.qp_mtu), &rkeys)?;
+    smc_dbg!(
+        "smcr: ADD LINK {} answered: qp {:#x} psn {:#x}, {} rkeys",
+        req.link_num,
+        link.qpn(),
+        link.psn,
+        rkeys.len()
+    );
+    if let Some(ext) = req.ext {
+        for k in ext.rkeys.iter() {
+            let _ = lgr.peer_keys.set(via.idx, k.rmb_key, link.idx, k.rmb_key_new, k.rmb_vaddr_new);
+        }
+    }
+    let pick = |m: &[u8]| matches!(LlcMessage::parse(m), Ok(LlcMessage::ConfirmLink(c)) if !c.resp);
+    let Some(conf) = link.wait_llc(WAIT_FIRST_MS, pick) else {
+        send_delete_link(via, req.link_num, false);
+        return Err(ETIMEDOUT.into());
+    };
+    let Ok(LlcMessage::ConfirmLink(c)) = LlcMessage::parse(&conf) else {
+        return Err(EPROTO.into());
+    };
+    if c.sender_qpn != req.sender_qpn || c.sender_gid != req.sender_gid {
+        send_delete_link(via, req.link_num, false);
+        return Err(EPROTO.into());
+    }
+    for (b, _) in bufs.iter() {
+        b.register(link)?;
+    }
+    let mut uid = [0u8; 4];
+    crate::sys::random::fill(&mut uid);
+    confirm_link(link, true, uid, c.max_links, c.max_conns)?;
+    link.record_uids(uid, c.link_uid);
+    activate(lgr, link, new_t);
+    smc_dbg!("smcr: link {} added (client, type {:?})", req.link_num, new_t);
+    Ok(())
+}
+
+/// The new link carries traffic; the group has its new type.
+fn activate(lgr: &LinkGroup, link: &Link, new_t: LgrType) {
+    let asym = matches!(new_t, LgrType::AsymmetricLocal | LgrType::AsymmetricPeer);
+    link.asym.store(asym, Ordering::Relaxed);
+    link.set_active(link.link_num.load(Ordering::Relaxed));
+    lgr.set_kind(new_t);
+    refresh_peer_keys(lgr);
+}
+
+/// The next free link id (`smcr_next_link_id`): 1 to 255, not in use.
+fn next_link_num(lgr: &LinkGroup) -> u8 {
+    let links = lgr.links();
+    let used = |n: u8| {
+        links
+            .iter()
+            .flatten()
+            .any(|l| l.link_num.load(Ordering::Relaxed) == n)
+    };
+    (1..=u8::MAX).find(|n| !used(*n)).unwrap_or(u8::MAX)
+}
+
+/// The server adds a link on another device, if it has one
+/// (`smc_llc_srv_add_link`). Unlike upstream, a server without another
+/// device adds no second link on its only one: the client could not use
+/// it for anything but the same path.
+pub(crate) fn server_add_link(lgr: &Arc<LinkGroup>) {
+    let _conf = lgr.conf.lock();
+    let via = lgr.link();
+    if lgr.max_links() <= 1 || via.state() != LinkState::Active {
+        return;
+    }
+    if lgr.with_links(|s| s.active().count()) >= 2 {
+        return;
+    }
+    let Some(sock) = some_sock(lgr) else { return };
+    let Some(alt) =
+        find_alt_smcr_v2_device(sock.net(), &via.dev.device, gid_ipv4(&via.dev.gid), None)
+    else {
+        return;
+    };
+    let Some(idx) = lgr.with_links(|s| alloc_alt_link(s.kind, LgrType::Symmetric, &s.slots()))
+    else {
+        return;
+    };
+    let peer = PeerLink {
+        systemid: via.peer().systemid,
+        ..via.peer()
+    };
+    let Ok(link) = new_link(lgr, &via, idx, alt, peer, next_link_num(lgr)) else {
+        return;
+    };
+    if let Err(e) = server_bring_up(lgr, &via, &link) {
+        smc_dbg!("smcr: adding a link failed ({:?})", e);
+        clear_link(lgr, &link);
+    }
+}
+
+fn server_bring_up(lgr: &Arc<LinkGroup>, via: &Arc<Link>, link: &Arc<Link>) -> Result {
+    let bufs = map_buffers(lgr, link, false)?;
+    let mut rkeys = KVec::new();
+    rkeys_for(&bufs, via, link, &mut rkeys)?;
+    send_add_link(via, link, false, link.mtu(), &rkeys)?;
+    smc_dbg!(
+        "smcr: ADD LINK {} sent: qp {:#x}, {} rkeys",
+        link.link_num.load(Ordering::Relaxed),
+        link.qpn(),
+        rkeys.len()
+    );
+    let mut buf = KVec::from_elem(0u8, LLC_V2_MAX_LEN, GFP_KERNEL)?;
+    let is_answer = |m: &LlcMessage<'_>| matches!(m, LlcMessage::AddLink(a) if a.resp);
+    let t = lgr
+        .flows
+        .wait(WAIT_MS, &mut buf, is_answer)
+        .ok_or(ETIMEDOUT)?;
+    let Ok(LlcMessage::AddLink(resp)) = LlcMessage::parse(buf.get(..t.len).ok_or(EPROTO)?) else {
+        return Err(EPROTO.into());
+    };
+    if resp.reject || !valid_qp_mtu(resp.qp_mtu) {
+        return Err(ENOLINK.into());
+    }
+    let peer_same = resp.sender_gid == via.peer().gid;
+    let new_t = server_add_link_type(lgr.kind(), true, peer_same);
+    link.set_peer(PeerLink {
+        systemid: via.peer().systemid,
+        gid: resp.sender_gid,
+        mac: resp.sender_mac,
+        qpn: resp.sender_qpn,
+        psn: resp.initial_psn,
+        mtu: resp.qp_mtu,
+    });
+    link.connect_qp()?;
+    for (b, _) in bufs.iter() {
+        b.register(link)?;
+    }
+    if let Some(ext) = resp.ext {
+        for k in ext.rkeys.iter() {
+            let _ = lgr.peer_keys.set(via.idx, k.rmb_key, link.idx, k.rmb_key_new, k.rmb_vaddr_new);
+        }
+    }
+    let mut uid = [0u8; 4];
+    crate::sys::random::fill(&mut uid);
+    let about = lgr.about();
+    confirm_link(link, false, uid, about.max_links, about.max_conns)?;
+    let pick = |m: &[u8]| matches!(LlcMessage::parse(m), Ok(LlcMessage::ConfirmLink(c)) if c.resp);
+    let Some(conf) = link.wait_llc(WAIT_FIRST_MS, pick) else {
+        send_delete_link(via, link.link_num.load(Ordering::Relaxed), false);
+        return Err(ETIMEDOUT.into());
+    };
+    let Ok(LlcMessage::ConfirmLink(c)) = LlcMessage::parse(&conf) else {
+        return Err(EPROTO.into());
+    };
+    link.record_uids(uid, c.link_uid);
+    activate(lgr, link, new_t);
+    smc_dbg!("smcr: link {} added (server, type {:?})", link.link_num.load(Ordering::Relaxed), new_t);
+    Ok(())
+}
+
+/// Tells the peer a new RMB's keys on every link (`smc_llc_do_confirm_rkey`)
+/// before the CLC message that names it: a local flow of its own (waiting
+/// for another to end), the request on the main link, the peer's answer.
+/// Process context, not under `lgr.conf`.
+pub(crate) fn confirm_rkey(lgr: &LinkGroup, rmb: &LgrBuf) -> Result {
+    if !lgr.flows.initiate_wait(FlowType::Rkey, WAIT_MS) {
+        return Err(ETIMEDOUT.into());
+    }
+    let r = confirm_rkey_flow(lgr, rmb);
+    if lgr.flows.stop() == FlowNext::RunFlow {
+        lgr.run_work();
+    }
+    r
+}
+
+fn confirm_rkey_flow(lgr: &LinkGroup, rmb: &LgrBuf) -> Result {
+    let via = lgr.link();
+    let (rkey, vaddr) = rmb.rkey(via.idx).ok_or(ENOLINK)?;
+    let mut others = [LinkRkey::default(); CONFIRM_RKEY_OTHERS];
+    let mut n = 0u8;
+    for l in lgr.links().iter().flatten() {
+        if l.idx == via.idx || l.state() != LinkState::Active {
+            continue;
+        }
+        let Some((k, a)) = rmb.rkey(l.idx) else { continue };
+        if let Some(o) = others.get_mut(usize::from(n)) {
+            *o = LinkRkey {
+                link_id: l.link_num.load(Ordering::Relaxed),
+                rkey: k,
+                vaddr: a,
+            };
+            n += 1;
+        }
+    }
+    let msg = ConfirmRkey {
+        version: llc::version(&via),
+        resp: false,
+        negative: false,
+        retry: false,
+        num_rkeys: n,
+        rkey,
+        vaddr,
+        others,
+    };
+    let mut buf = [0u8; LLC_LEN];
+    msg.encode(&mut buf).map_err(|_| EPROTO)?;
+    via.send_llc(&buf)?;
+    let mut answer = [0u8; LLC_LEN];
+    let is_answer = |m: &LlcMessage<'_>| m.kind() == LlcKind::ConfirmRkey && m.is_response();
+    lgr.flows
+        .wait(WAIT_MS, &mut answer, is_answer)
+        .ok_or(ETIMEDOUT)?;
+    match LlcMessage::parse(&answer) {
+        Ok(LlcMessage::ConfirmRkey(c)) if !c.negative => Ok(()),
+        _ => Err(EPROTO.into()),
+    }
+}
+
+const _: () = assert!(LINKS_MAX <= 3);

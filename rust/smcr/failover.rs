@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Moving connections off a link that went down, onto another link of the
+//! group, without losing a byte (upstream's `smc_switch_conns` and
+//! `smc_switch_cursor`): each connection writes again, over the new link,
+//! what the peer may not have got -- everything after the end of its last
+//! CDC message that completed, or after what the peer consumed when that
+//! is further -- and announces its cursors and closing flags again. The
+//! dead link is then cleared and the peer told (DELETE LINK). Process
+//! context: the link group's work item.
+
+use super::addlink::{clear_link, conns_of, send_delete_link};
+use super::conn::Conn;
+use super::lgr::LinkGroup;
+use super::flows::FlowNext;
+use super::link::{Link, LinkState, Role};
+use super::settle;
+use super::tx;
+use crate::sys::print::smc_dbg;
+use crate::wire::cdc::ConnStateFlags;
+use crate::wire::lgr_links::{switch_resend_from, LgrType};
+use crate::wire::llc::{FlowType, LlcMessage, LLC_LEN};
+use core::sync::atomic::Ordering;
+use kernel::sync::Arc;
+
+/// How long the server waits for the client's answer to its DELETE LINK.
+const WAIT_MS: u32 = 2000;
+
+/// Moves the connections of every link that is down, then clears it.
+pub(crate) fn run(lgr: &Arc<LinkGroup>) {
+    let _conf = lgr.conf.lock();
+    for down in lgr.links().iter().flatten() {
+        if down.state() != LinkState::Down {
+            continue;
+        }
+        let Some(to) = move_off(lgr, down) else {
+            // The last link: the group ends, its connections with it.
+            lgr.conns.lock().for_each(settle::abort);
+            return;
+        };
+        let num = down.link_num.load(Ordering::Relaxed);
+        smc_dbg!("smcr: link {} down, its connections moved to link {}", num, to.link_num.load(Ordering::Relaxed));
+        // The peer hears of it over the link that is left (upstream: the
+        // client asks the server to delete the link, the server runs the
+        // deletion itself and tells the client).
+        if down.role == Role::Server && lgr.flows.initiate(FlowType::DelLink) {
+            // The server's own deletion waits for the client's answer.
+            send_delete_link(&to, num, true);
+            let mut buf = [0u8; LLC_LEN];
+            let is_answer = |m: &LlcMessage<'_>| matches!(m, LlcMessage::DeleteLink(r) if r.resp);
+            let _ = lgr.flows.wait(WAIT_MS, &mut buf, is_answer);
+            if lgr.flows.stop() == FlowNext::RunFlow {
+                lgr.run_work();
+            }
+        } else {
+            send_delete_link(&to, num, true);
+        }
+        clear_link(lgr, down);
+        if lgr.with_links(|s| s.active().count()) == 1 {
+            lgr.set_kind(LgrType::Single);
+        }
+    }
+}
+
+/// Moves every connection on `from` to another active link of the group;
+/// returns that link, `None` when there is none.
+pub(crate) fn move_off(lgr: &LinkGroup, from: &Link) -> Option<Arc<Link>> {
+    let to = lgr.with_links(|s| {
+        s.promote();
+        s.active().find(|l| l.idx != from.idx).cloned()
+    })?;
+    if let Ok(conns) = conns_of(lgr) {
+        for c in conns.iter().filter(|c| c.link_idx() == from.idx) {
+            switch(lgr, c, &to);
+        }
+    }
+    Some(to)
+}
+
+/// Moves `conn` to `to`: what the peer may not have is written again.
+fn switch(lgr: &LinkGroup, conn: &Arc<Conn>, to: &Arc<Link>) {
+    let old = conn.set_link(to.clone());
+    old.forget_slot_waiter(conn.token);
+    {
+        let mut sh = conn.shared.lock();
+        let from = switch_resend_from(sh.tx_fin, sh.tx_acked);
+        sh.tx_fin = sh.tx_fin.max(sh.tx_acked);
+        if from < sh.tx_prod {
+            sh.tx_prod = from;
+        }
+        // Flags and the consumer cursor the lost messages carried go
+        // again with the next message.
+        if sh.sent_state != ConnStateFlags::default() {
+            sh.announced_state = ConnStateFlags::default();
+        }
+        sh.rx_cons_wanted = sh.rx_cons > 0;
+        sh.peer.keys = lgr.peer_keys.row(sh.peer.row);
+    }
+    tx::push(conn);
+    conn.wake();
+}
