@@ -241,7 +241,11 @@ fi
 #     dissectors, with the idle link's TEST LINK exchange;
 #  7. the second link (eth1, rxe1) up: upstream on both sides, the bed's
 #     reference for link groups with two links (SYM, a failover that
-#     loses nothing).
+#     loses nothing); then smc_rs with two links in every pairing: SYM,
+#     eth0 down mid-echo (the server's, and between two smc_rs the
+#     client's; an smc_rs server also under an upstream client that loses
+#     its eth0, where an upstream server hangs), the link's return, then
+#     eth1 down under one connection on each link.
 more="$t/smc_rs_rxsge.sh $t/smc_rs_v4mapped.sh"
 smcr="$t/smc_rs_smcr.sh $t/smc_rs_roce_blocked.sh $t/smc_rs_urgent.sh $t/smc_rs_scarce_slots.sh $t/smc_rs_abort_churn.sh $more"
 both="--mods smc_rs,smc_rs"
@@ -251,7 +255,11 @@ $round 3-smcr-client --server-vm 2 $smcr $t/smc_rs_orphan.sh;
 $round 4-norxe --no-rxe $t/smc_rs_pair_norxe.sh;
 $round 5-smcr-both $both $t/smc_rs_semantics_pair.sh $t/smc_run_bpf.sh $t/smc_rs_smcr.sh $t/smc_rs_hostile.sh $t/smc_rs_roce_blocked.sh $t/smc_rs_urgent.sh $t/smc_rs_scarce_slots.sh $t/smc_rs_abort_churn.sh $t/smc_rs_clc_faults.sh $t/smc_rs_many_lgrs.sh $more;
 $round 6-capture $both $t/smc_rs_capture.sh;
-$round 7-twolinks --mods upstream,upstream $t/smc_rs_twolinks.sh"
+SMC_TWOLINKS_ONCE=1 $round 7-twolinks --mods upstream,upstream $t/smc_rs_twolinks.sh;
+$round 7a-twolinks $both $t/smc_rs_twolinks.sh;
+SMC_TWOLINKS_DOWN=client $round 7b-twolinks-client-down $both $t/smc_rs_twolinks.sh;
+$round 7c-twolinks-upstream-server --mods upstream,smc_rs $t/smc_rs_twolinks.sh;
+SMC_TWOLINKS_DOWN=client $round 7d-twolinks-upstream-client --mods smc_rs,upstream $t/smc_rs_twolinks.sh"
 if [ "$test_set" = faults ]; then
 	# Under KASAN the guests boot in about 10 minutes and run 3 to 5 times
 	# slower: the fault scripts only, against upstream and between two

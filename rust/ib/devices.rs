@@ -25,6 +25,9 @@ pub(crate) trait DeviceUsers: Send + Sync {
     /// it go down now (upstream's `smcr_port_err`), not when their queue
     /// pairs give up. Process context (ib_core's event work).
     fn port_down(&self, dev: &SmcIbDevice, port: u32);
+    /// Port `port` of `dev` came up or got a new GID: link groups short of
+    /// links may add one over it. Process context.
+    fn port_up(&self, dev: &SmcIbDevice, port: u32);
 }
 
 /// The users of the devices, told about removals.
@@ -143,15 +146,24 @@ impl IbEventSink for SmcIbDevice {
                     let up = matches!(event, IbEvent::PortActive(_));
                     p.active.store(up, Ordering::Release);
                     // Out of the RCU read section: the users may sleep.
-                    if !up {
-                        if let Some(users) = USERS.read(|u| u.cloned()) {
+                    if let Some(users) = USERS.read(|u| u.cloned()) {
+                        if up {
+                            users.port_up(self, n);
+                        } else {
                             users.port_down(self, n);
                         }
                     }
                 }
             }
-            // GIDs are looked up afresh for every new link.
-            IbEvent::GidChange(_) => {}
+            // GIDs are looked up afresh for every new link; a new one may
+            // carry a link.
+            IbEvent::GidChange(n) => {
+                if self.port_active(n) {
+                    if let Some(users) = USERS.read(|u| u.cloned()) {
+                        users.port_up(self, n);
+                    }
+                }
+            }
             IbEvent::DeviceFatal => {
                 for p in self.ports.iter() {
                     p.active.store(false, Ordering::Release);

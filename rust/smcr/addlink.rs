@@ -19,6 +19,7 @@ use super::llc;
 use crate::ib::{find_alt_smcr_v2_device, gid_ipv4};
 use crate::sys::errno::{EAGAIN, ENOLINK, EPROTO, ETIMEDOUT};
 use crate::sys::print::smc_dbg;
+use crate::sys::net::Net;
 use crate::sys::tcp::TcpSock;
 use crate::wire::clc::valid_qp_mtu;
 use crate::wire::lgr_links::{
@@ -26,7 +27,7 @@ use crate::wire::lgr_links::{
 };
 use crate::wire::llc::{
     AddLink, AddLinkRkey, AddLinkV2Ext, ConfirmLink, ConfirmRkey, DeleteLink, EntryList, FlowType,
-    LinkRkey, LlcKind, LlcMessage, CONFIRM_RKEY_OTHERS, DEL_LOST_PATH, LLC_LEN, LLC_V2_MAX_LEN,
+    LinkRkey, LlcKind, LlcMessage, ReqAddLink, CONFIRM_RKEY_OTHERS, DEL_LOST_PATH, LLC_LEN, LLC_V2_MAX_LEN,
     REJ_RSN_NO_ALT_PATH,
 };
 use core::sync::atomic::Ordering;
@@ -68,15 +69,31 @@ fn buffers_of(lgr: &LinkGroup) -> Result<KVec<(Arc<LgrBuf>, bool)>> {
     Ok(out)
 }
 
-/// A socket of the group, for its namespace.
-fn some_sock(lgr: &LinkGroup) -> Option<ARef<TcpSock>> {
-    let mut sock = None;
+/// Another device for a new link of `lgr` next to `known` (see
+/// [`find_alt_smcr_v2_device`]), in the group's namespace: a connection's
+/// socket's, or the initial namespace when the group is its and has no
+/// connection now (the group keeps no reference to its namespace).
+fn alt_device(
+    lgr: &LinkGroup,
+    known: &Link,
+    daddr: Option<[u8; 4]>,
+) -> Option<crate::ib::SmcrV2Device> {
+    let mut sock: Option<ARef<TcpSock>> = None;
     lgr.conns.lock().for_each(|c| {
         if sock.is_none() {
             sock = Some(c.waker.clone());
         }
     });
-    sock
+    let saddr = gid_ipv4(&known.dev.gid);
+    match sock {
+        Some(s) => find_alt_smcr_v2_device(s.net(), &known.dev.device, saddr, daddr),
+        None => {
+            let init = Net::init();
+            (init.cookie() == known.params.net)
+                .then(|| find_alt_smcr_v2_device(init, &known.dev.device, saddr, daddr))
+                .flatten()
+        }
+    }
 }
 
 /// The ADD LINK v2 extension's keys: for each RMB in use, its key on
@@ -244,13 +261,7 @@ fn try_client_add_link(lgr: &Arc<LinkGroup>, via: &Arc<Link>, req: &AddLink<'_>)
     if !valid_qp_mtu(req.qp_mtu) || lgr.max_links() <= 1 || via.state() != LinkState::Active {
         return Err(EPROTO.into());
     }
-    let sock = some_sock(lgr).ok_or(ENOLINK)?;
-    let alt = find_alt_smcr_v2_device(
-        sock.net(),
-        &via.dev.device,
-        gid_ipv4(&via.dev.gid),
-        Some(gid_ipv4(&req.sender_gid)),
-    );
+    let alt = alt_device(lgr, via, Some(gid_ipv4(&req.sender_gid)));
     let peer_same = req.sender_gid == via.peer().gid;
     let new_t = client_add_link_type(peer_same, alt.is_some()).ok_or(ENOLINK)?;
     let idx = lgr
@@ -340,35 +351,49 @@ fn next_link_num(lgr: &LinkGroup) -> u8 {
 /// (`smc_llc_srv_add_link`). Unlike upstream, a server without another
 /// device adds no second link on its only one: the client could not use
 /// it for anything but the same path.
-pub(crate) fn server_add_link(lgr: &Arc<LinkGroup>) {
+pub(crate) fn server_add_link(lgr: &Arc<LinkGroup>) -> bool {
     let _conf = lgr.conf.lock();
     let via = lgr.link();
     if lgr.max_links() <= 1 || via.state() != LinkState::Active {
-        return;
+        return false;
     }
     if lgr.with_links(|s| s.active().count()) >= 2 {
-        return;
+        return false;
     }
-    let Some(sock) = some_sock(lgr) else { return };
-    let Some(alt) =
-        find_alt_smcr_v2_device(sock.net(), &via.dev.device, gid_ipv4(&via.dev.gid), None)
-    else {
-        return;
+    let Some(alt) = alt_device(lgr, &via, None) else {
+        return false;
     };
     let Some(idx) = lgr.with_links(|s| alloc_alt_link(s.kind, LgrType::Symmetric, &s.slots()))
     else {
-        return;
+        return false;
     };
     let peer = PeerLink {
         systemid: via.peer().systemid,
         ..via.peer()
     };
     let Ok(link) = new_link(lgr, &via, idx, alt, peer, next_link_num(lgr)) else {
-        return;
+        return false;
     };
     if let Err(e) = server_bring_up(lgr, &via, &link) {
         smc_dbg!("smcr: adding a link failed ({:?})", e);
         clear_link(lgr, &link);
+    }
+    // The client's REQ ADD LINK, if any, was answered by the ADD LINK.
+    true
+}
+
+/// The server answers a client's REQ ADD LINK it adds no link for
+/// (`smc_llc_send_req_add_link_response`: all data cleared).
+pub(crate) fn refuse_request(via: &Link) {
+    let msg = LlcMessage::ReqAddLink(ReqAddLink {
+        resp: true,
+        gids: EntryList::empty(),
+    });
+    let mut buf = [0u8; LLC_LEN];
+    if let Ok(n) = msg.encode(&mut buf) {
+        if let Some(b) = buf.get(..n) {
+            let _ = via.send_llc(b);
+        }
     }
 }
 
@@ -430,6 +455,54 @@ fn server_bring_up(lgr: &Arc<LinkGroup>, via: &Arc<Link>, link: &Arc<Link>) -> R
     activate(lgr, link, new_t);
     smc_dbg!("smcr: link {} added (server, type {:?})", link.link_num.load(Ordering::Relaxed), new_t);
     Ok(())
+}
+
+/// The client asks the server for another link, over the device that
+/// came (back) up (`smc_llc_send_request_add_link`): REQ ADD LINK with
+/// the current link's GID and the other device's; the server answers
+/// with its ADD LINK, which is run here, or with a refusal.
+pub(crate) fn client_request_add_link(lgr: &Arc<LinkGroup>) {
+    let via = lgr.link();
+    if lgr.max_links() <= 1
+        || via.state() != LinkState::Active
+        || lgr.with_links(|s| s.active().count()) >= 2
+    {
+        return;
+    }
+    let Some(alt) = alt_device(lgr, &via, None) else {
+        return;
+    };
+    if !lgr.flows.initiate(FlowType::ReqAddLink) {
+        return;
+    }
+    let gids = [via.dev.gid, alt.gid];
+    let mut list = [0u8; 32];
+    let sent = EntryList::build(&gids, &mut list)
+        .map_err(|_| Error::from(EPROTO))
+        .and_then(|gids| {
+            let msg = LlcMessage::ReqAddLink(ReqAddLink { resp: false, gids });
+            let mut buf = [0u8; 2 * LLC_LEN];
+            let n = msg.encode(&mut buf).map_err(|_| EPROTO)?;
+            via.send_llc_long(buf.get(..n).ok_or(EPROTO)?)
+        });
+    if sent.is_ok() {
+        let mut buf = KVec::from_elem(0u8, LLC_V2_MAX_LEN, GFP_KERNEL);
+        if let Ok(buf) = buf.as_mut() {
+            let answer = |m: &LlcMessage<'_>| {
+                matches!(m, LlcMessage::AddLink(a) if !a.resp)
+                    || matches!(m, LlcMessage::ReqAddLink(r) if r.resp)
+            };
+            if let Some(t) = lgr.flows.wait(WAIT_MS, buf, answer) {
+                let msg = buf.get(..t.len).unwrap_or(&[]);
+                if let Ok(LlcMessage::AddLink(_)) = LlcMessage::parse(msg) {
+                    client_add_link(lgr, t.link, msg);
+                }
+            }
+        }
+    }
+    if lgr.flows.stop() == FlowNext::RunFlow {
+        lgr.run_work();
+    }
 }
 
 /// Tells the peer a new RMB's keys on every link (`smc_llc_do_confirm_rkey`)

@@ -152,7 +152,12 @@ impl Flows {
                 FlowNext::Nothing
             }
             LlcAction::TestLinkDone => FlowNext::Nothing,
-            LlcAction::ToLocalFlow => {
+            // Our REQ ADD LINK is answered: by the server's ADD LINK, which
+            // the waiting flow then runs, or by its refusal.
+            LlcAction::ToLocalFlow | LlcAction::TakeOverLocalFlow | LlcAction::StopLocalFlow => {
+                if action == LlcAction::TakeOverLocalFlow {
+                    b.st.local = FlowType::AddLink;
+                }
                 if b.put(link.idx, msg) {
                     b.st.local_has_msg = true;
                     drop(b);
@@ -182,7 +187,7 @@ impl Flows {
                 }
                 FlowNext::Nothing
             }
-            LlcAction::Drop | LlcAction::TakeOverLocalFlow | LlcAction::StopLocalFlow => {
+            LlcAction::Drop => {
                 drop(b);
                 rejects::count(
                     Reject::LlcOutOfFlow,

@@ -6,10 +6,10 @@
 //! LINK or DELETE LINK, see [`addlink`](super::addlink) and
 //! [`dellink`](super::dellink)), then a link this side adds.
 
-use super::addlink::{client_add_link, server_add_link};
+use super::addlink::{client_add_link, client_request_add_link, refuse_request, server_add_link};
 use super::lgr::{LinkGroup, PENDING_ADD_LINK, PENDING_FAILOVER};
 use super::link::Role;
-use crate::wire::llc::{FlowType, LLC_V2_MAX_LEN};
+use crate::wire::llc::{FlowType, LlcMessage, LLC_V2_MAX_LEN};
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 use kernel::sync::Arc;
@@ -44,16 +44,27 @@ fn run(lgr: &Arc<LinkGroup>) {
             let msg = buf.get(..t.len).unwrap_or(&[]);
             match (t.flow, lgr.link().role) {
                 (FlowType::AddLink, Role::Client) => client_add_link(lgr, t.link, msg),
-                (FlowType::AddLink, Role::Server) => server_add_link(lgr),
+                (FlowType::AddLink, Role::Server) => {
+                    let asked = matches!(LlcMessage::parse(msg), Ok(LlcMessage::ReqAddLink(_)));
+                    if !server_add_link(lgr) && asked {
+                        if let Some(via) = lgr.links().get(t.link).cloned().flatten() {
+                            refuse_request(&via);
+                        }
+                    }
+                }
                 (FlowType::DelLink, _) => super::dellink::peer_delete_link(lgr, t.link, msg),
                 _ => {}
             }
             let _ = lgr.flows.stop();
             continue;
         }
-        if pending & PENDING_ADD_LINK != 0 && lgr.flows.initiate(FlowType::AddLink) {
-            server_add_link(lgr);
-            let _ = lgr.flows.stop();
+        if pending & PENDING_ADD_LINK != 0 {
+            if lgr.link().role == Role::Client {
+                client_request_add_link(lgr);
+            } else if lgr.flows.initiate(FlowType::AddLink) {
+                let _ = server_add_link(lgr);
+                let _ = lgr.flows.stop();
+            }
             continue;
         }
         if lgr.pending.load(Ordering::Acquire) == 0 {

@@ -11,7 +11,7 @@
 //! `Documentation/design.rst`).
 
 use super::keepalive::{self, Verdict};
-use super::lgr::{Joining, LinkGroup};
+use super::lgr::{Joining, LinkGroup, PENDING_ADD_LINK};
 use super::link::{LinkState, Role};
 use super::llc;
 use super::setups::{Setup, Setups, CLIENT_PATIENCE_MS, SERVER_PATIENCE_MS};
@@ -285,6 +285,17 @@ fn client_key(net: u64, a: &SmcrAcceptConfirm) -> LgrIdentity {
 impl DeviceUsers for LgrRegistry {
     fn device_removed(&self, dev: &SmcIbDevice) {
         self.end_on_device(dev);
+    }
+
+    fn port_up(&self, _dev: &SmcIbDevice, _port: u32) {
+        let Ok(lgrs) = self.link_groups() else { return };
+        for l in lgrs.iter() {
+            if l.max_links() > 1 && l.with_links(|s| s.active().count()) < 2 {
+                l.pending
+                    .fetch_or(PENDING_ADD_LINK, core::sync::atomic::Ordering::AcqRel);
+                l.run_work();
+            }
+        }
     }
 
     fn port_down(&self, dev: &SmcIbDevice, port: u32) {
