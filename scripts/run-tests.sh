@@ -259,7 +259,7 @@ SMC_TWOLINKS_ONCE=1 $round 7-twolinks --mods upstream,upstream $t/smc_rs_twolink
 $round 7a-twolinks $both $t/smc_rs_twolinks.sh;
 SMC_TWOLINKS_DOWN=client $round 7b-twolinks-client-down $both $t/smc_rs_twolinks.sh;
 $round 7c-twolinks-upstream-server --mods upstream,smc_rs $t/smc_rs_twolinks.sh;
-SMC_TWOLINKS_DOWN=client $round 7d-twolinks-upstream-client --mods smc_rs,upstream $t/smc_rs_twolinks.sh"
+SMC_TWOLINKS_DOWN=client SMC_TWOLINKS_ONCE=1 $round 7d-twolinks-upstream-client --mods smc_rs,upstream $t/smc_rs_twolinks.sh"
 if [ "$test_set" = faults ]; then
 	# Under KASAN the guests boot in about 10 minutes and run 3 to 5 times
 	# slower: the fault scripts only, against upstream and between two

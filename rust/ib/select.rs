@@ -145,16 +145,34 @@ pub(crate) fn find_smcr_v2_device(net: &Net, route: &RouteInfo) -> Option<SmcrV2
             "direct"
         }
     );
-    Some(SmcrV2Device {
+    Some(SmcrV2Device::new(
         device,
         port,
-        gid_index: u32::from(gid.index),
-        gid: gid.gid,
-        mac: gid.mac,
-        uses_gateway: route.uses_gateway,
-        nexthop_mac: route.nexthop_mac,
+        &gid,
+        (route.uses_gateway, route.nexthop_mac),
         path_mtu,
-    })
+    ))
+}
+
+impl SmcrV2Device {
+    fn new(
+        device: Arc<SmcIbDevice>,
+        port: u32,
+        gid: &GidEntry,
+        (uses_gateway, nexthop_mac): (bool, [u8; ETH_ALEN]),
+        path_mtu: u32,
+    ) -> Self {
+        SmcrV2Device {
+            device,
+            port,
+            gid_index: u32::from(gid.index),
+            gid: gid.gid,
+            mac: gid.mac,
+            uses_gateway,
+            nexthop_mac,
+            path_mtu,
+        }
+    }
 }
 
 /// The system identifier, 8 bytes: 2 random ones naming this instance,
@@ -296,16 +314,13 @@ pub(crate) fn find_alt_smcr_v2_device(
             port,
             gid.index
         );
-        Some(SmcrV2Device {
+        Some(SmcrV2Device::new(
             device,
             port,
-            gid_index: u32::from(gid.index),
-            gid: gid.gid,
-            mac: gid.mac,
-            uses_gateway,
-            nexthop_mac,
+            &gid,
+            (uses_gateway, nexthop_mac),
             path_mtu,
-        })
+        ))
     })
 }
 

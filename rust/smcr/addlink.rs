@@ -237,8 +237,11 @@ fn map_buffers(lgr: &LinkGroup, link: &Link, register: bool) -> Result<KVec<(Arc
 pub(crate) fn client_add_link(lgr: &Arc<LinkGroup>, via: usize, msg: &[u8]) {
     let Ok(LlcMessage::AddLink(req)) = LlcMessage::parse(msg) else { return };
     let Some(via) = lgr.links().get(via).cloned().flatten() else { return };
+    // Before `conf`: the lookup queries ports, whose locks ib_core takes
+    // around events that reach the registry, which ends groups under it.
+    let alt = alt_device(lgr, &via, Some(gid_ipv4(&req.sender_gid)));
     let conf = lgr.conf.lock();
-    let result = try_client_add_link(lgr, &via, &req);
+    let result = try_client_add_link(lgr, &via, &req, alt);
     drop(conf);
     if let Err(e) = result {
         smc_dbg!("smcr: ADD LINK {} rejected ({:?})", req.link_num, e);
@@ -257,11 +260,15 @@ pub(crate) fn client_add_link(lgr: &Arc<LinkGroup>, via: usize, msg: &[u8]) {
     }
 }
 
-fn try_client_add_link(lgr: &Arc<LinkGroup>, via: &Arc<Link>, req: &AddLink<'_>) -> Result {
+fn try_client_add_link(
+    lgr: &Arc<LinkGroup>,
+    via: &Arc<Link>,
+    req: &AddLink<'_>,
+    alt: Option<crate::ib::SmcrV2Device>,
+) -> Result {
     if !valid_qp_mtu(req.qp_mtu) || lgr.max_links() <= 1 || via.state() != LinkState::Active {
         return Err(EPROTO.into());
     }
-    let alt = alt_device(lgr, via, Some(gid_ipv4(&req.sender_gid)));
     let peer_same = req.sender_gid == via.peer().gid;
     let new_t = client_add_link_type(peer_same, alt.is_some()).ok_or(ENOLINK)?;
     let idx = lgr
@@ -352,17 +359,18 @@ fn next_link_num(lgr: &LinkGroup) -> u8 {
 /// device adds no second link on its only one: the client could not use
 /// it for anything but the same path.
 pub(crate) fn server_add_link(lgr: &Arc<LinkGroup>) -> bool {
-    let _conf = lgr.conf.lock();
     let via = lgr.link();
+    // Before `conf` (see `client_add_link`).
+    let Some(alt) = alt_device(lgr, &via, None) else {
+        return false;
+    };
+    let _conf = lgr.conf.lock();
     if lgr.max_links() <= 1 || via.state() != LinkState::Active {
         return false;
     }
     if lgr.with_links(|s| s.active().count()) >= 2 {
         return false;
     }
-    let Some(alt) = alt_device(lgr, &via, None) else {
-        return false;
-    };
     let Some(idx) = lgr.with_links(|s| alloc_alt_link(s.kind, LgrType::Symmetric, &s.slots()))
     else {
         return false;

@@ -184,8 +184,8 @@ pub(crate) fn client_accept(
         confirm.gid_list = GidList::new(&[dev.gid]).ok();
     }
     confirm.kind = crate::wire::clc::MsgType::Confirm;
-    confirm.local.gid = dev.gid;
-    confirm.local.mac = dev.mac;
+    confirm.local.gid = link.dev.gid;
+    confirm.local.mac = link.dev.mac;
     confirm.local.peer_id = crate::ib::local_systemid();
     confirm.qpn = link.qpn();
     confirm.rmb_rkey = confirm_rkey;
@@ -464,8 +464,8 @@ pub(crate) fn server_accept(
         first_contact,
         local: LocalInfo {
             peer_id: crate::ib::local_systemid(),
-            gid: dev.gid,
-            mac: dev.mac,
+            gid: link.dev.gid,
+            mac: link.dev.mac,
         },
         qpn: link.qpn(),
         rmb_rkey: rkey,

@@ -57,22 +57,7 @@ impl Drop for Neighbour {
 /// `ENOENT` when there is no such route, the gateway is not IPv4, or the
 /// next hop's address is not resolved.
 pub(crate) fn find_route_v4(net: &Net, saddr: [u8; 4], daddr: [u8; 4]) -> Result<RouteInfo> {
-    if daddr == [0xff; 4] || daddr == [0; 4] {
-        return Err(ENOENT.into());
-    }
-    // SAFETY: all-zero is an empty flow key (no interface, mark or ports).
-    let mut fl4: bindings::flowi4 = unsafe { core::mem::zeroed() };
-    // Addresses are in network order: their bytes as they are.
-    fl4.saddr = u32::from_ne_bytes(saddr);
-    fl4.daddr = u32::from_ne_bytes(daddr);
-    // SAFETY: `net` is live (invariant of `Net`); `fl4` is a valid flow key
-    // that the lookup completes (source address, ...).
-    let rt = unsafe { bindings::smc_rs_ip_route_output_key(net.as_raw(), &mut fl4) };
-    if is_err_or_null(rt) {
-        return Err(ENOENT.into());
-    }
-    // INVARIANT: a successful lookup returns a counted route.
-    let rt = Route(rt);
+    let (rt, fl4) = lookup(net, saddr, daddr)?;
     // SAFETY: a valid route (invariant), whose flags are fixed once it is
     // published.
     let (uses_gateway, gw_family) = unsafe { ((*rt.0).rt_uses_gateway != 0, (*rt.0).rt_gw_family) };
@@ -111,25 +96,33 @@ pub(crate) fn find_route_v4(net: &Net, saddr: [u8; 4], daddr: [u8; 4]) -> Result
 /// and whether it goes through a gateway; no neighbour needs to be known
 /// (a direct peer's MAC comes from elsewhere). `ENOENT` without a route.
 pub(crate) fn route_dev_v4(net: &Net, saddr: [u8; 4], daddr: [u8; 4]) -> Result<(i32, bool)> {
-    if daddr == [0xff; 4] || daddr == [0; 4] {
-        return Err(ENOENT.into());
-    }
-    // SAFETY: all-zero is an empty flow key (no interface, mark or ports).
-    let mut fl4: bindings::flowi4 = unsafe { core::mem::zeroed() };
-    fl4.saddr = u32::from_ne_bytes(saddr);
-    fl4.daddr = u32::from_ne_bytes(daddr);
-    // SAFETY: `net` is live (invariant of `Net`); `fl4` is a valid flow key.
-    let rt = unsafe { bindings::smc_rs_ip_route_output_key(net.as_raw(), &mut fl4) };
-    if is_err_or_null(rt) {
-        return Err(ENOENT.into());
-    }
-    // INVARIANT: a successful lookup returns a counted route.
-    let rt = Route(rt);
+    let (rt, _) = lookup(net, saddr, daddr)?;
     // SAFETY: a valid route (invariant), whose flags are fixed once it is
     // published; a valid route has an output device.
     let (uses_gateway, ifindex) =
         unsafe { ((*rt.0).rt_uses_gateway != 0, bindings::smc_rs_rt_ifindex(rt.0)) };
     Ok((ifindex, uses_gateway))
+}
+
+/// The route from `saddr` (0: any) to `daddr` in `net`, and the flow key
+/// the lookup completed.
+fn lookup(net: &Net, saddr: [u8; 4], daddr: [u8; 4]) -> Result<(Route, bindings::flowi4)> {
+    if daddr == [0xff; 4] || daddr == [0; 4] {
+        return Err(ENOENT.into());
+    }
+    // SAFETY: all-zero is an empty flow key (no interface, mark or ports).
+    let mut fl4: bindings::flowi4 = unsafe { core::mem::zeroed() };
+    // Addresses are in network order: their bytes as they are.
+    fl4.saddr = u32::from_ne_bytes(saddr);
+    fl4.daddr = u32::from_ne_bytes(daddr);
+    // SAFETY: `net` is live (invariant of `Net`); `fl4` is a valid flow key
+    // that the lookup completes (source address, ...).
+    let rt = unsafe { bindings::smc_rs_ip_route_output_key(net.as_raw(), &mut fl4) };
+    if is_err_or_null(rt) {
+        return Err(ENOENT.into());
+    }
+    // INVARIANT: a successful lookup returns a counted route.
+    Ok((Route(rt), fl4))
 }
 
 /// Whether interface `ifindex` of `net` holds an IPv4 address on a subnet
