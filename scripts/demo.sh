@@ -4,6 +4,9 @@
 # The main job: build what is needed, boot two linked VMs with smc_rs.ko,
 # run an AF_SMC server on one and an AF_SMC client on the other (the seed's
 # server.c/client.c pattern, with a checksummed 8 MiB echo), and summarise.
+# DEMO=failover (make demo DEMO=failover): the two-link test instead, each
+# VM with a second NIC and rxe device: the link group SYM, a NIC going down
+# in the middle of echoes, the link's return (selftests/smc_rs_twolinks.sh).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -17,6 +20,22 @@ make -C "$top" --no-print-directory modules KDIR="$kdir" >/dev/null
 make -C "$top/selftests" --no-print-directory >/dev/null
 
 make -C "$top" --no-print-directory tools >/dev/null
+
+if [ "${DEMO:-}" = failover ]; then
+	out=$(mktemp -d /tmp/smc_rs-demo.XXXXXX)
+	cmd="bash $top/selftests/round.sh failover --mods smc_rs,smc_rs $top/selftests/smc_rs_twolinks.sh"
+	rc=0
+	SMC_VM_OUT=$out SMC_VM_RXE=1 "$here/vm.sh" pair smc_rs "$cmd" smc_rs "$cmd" || rc=$?
+	echo
+	echo "== smc_rs failover demo (two links per link group) =="
+	for vm in 1 2; do
+		echo "-- VM $vm"
+		cat "$out"/failover/tap-smc_rs_twolinks-vm$vm.txt 2>/dev/null | sed 's/^/   /'
+		grep -E '^rxe|^TCP' "$out"/failover/log-smc_rs_twolinks-vm$vm.txt 2>/dev/null | sed 's/^/     /'
+	done
+	echo "logs:     $out (took $(($(date +%s) - start)) s)"
+	exit $rc
+fi
 
 out=$(mktemp -d /tmp/smc_rs-demo.XXXXXX)
 port=16000

@@ -14,7 +14,8 @@
 # of the traffic, and TCP sent a handful of segments at most meanwhile
 # (the data never fell back). eth0 comes back up: the link over it must
 # return (SYM again), and then eth1 goes down under two echoes at once
-# (one connection on each link), whose rest rxe0 must carry.
+# (one connection on each link), whose rest rxe0 must carry, and
+# (SMC_TWOLINKS_MANY=1) once more under 500 connections at once.
 #
 # make check runs it in every pairing. Between two upstream modules
 # (SMC_TWOLINKS_ONCE=1: eth0 once, the server's) it is the bed's
@@ -63,13 +64,14 @@ tcp_out_segs() {
 		$1 == "Tcp:" { print $c["OutSegs"] }' /proc/net/snmp
 }
 
-# down_mid_echo DEV CMD...: runs the echo CMD, takes this side's DEV (eth0
-# or eth1) down once a part of the echo went over its rxe device, waits
-# for CMD and brings DEV back; passes when CMD did, the rest went over the
-# other rxe device and TCP stayed flat.
+# down_mid_echo DEV N CMD...: runs the echo CMD of N connections, takes
+# this side's DEV (eth0 or eth1) down once a part of the echo went over its
+# rxe device, waits for CMD and brings DEV back; passes when CMD did, the
+# rest went over the other rxe device and TCP stayed flat (a dozen
+# segments a connection for its handshake and close at most).
 down_mid_echo() {
-	local dev=$1 pid rc=0 _ sent0 sent1 segs down1 gone=rxe0 left=rxe1
-	shift
+	local dev=$1 n=$2 pid rc=0 _ sent0 sent1 segs down1 gone=rxe0 left=rxe1
+	shift 2
 	[ "$dev" = eth1 ] && gone=rxe1 left=rxe0
 	sent0=$(rxe_sent $gone) sent1=$(rxe_sent $left) segs=$(tcp_out_segs)
 	"$@" &
@@ -88,15 +90,15 @@ down_mid_echo() {
 	echo "TCP OutSegs $segs -> $(tcp_out_segs)"
 	"$smcr" linkgroup link-show
 	[ "$rc" = 0 ] && [ $(($(rxe_sent $left) - down1)) -ge $((size / 8192)) ] &&
-		[ $(($(tcp_out_segs) - segs)) -lt 200 ]
+		[ $(($(tcp_out_segs) - segs)) -lt $((200 + 12 * n)) ]
 }
 
-# carried DEV CMD...: runs CMD while the peer's DEV goes down; passes when
-# CMD did and the other rxe device carried a part of the echo.
+# carried DEV N CMD...: runs CMD while the peer's DEV goes down; passes
+# when CMD did and the other rxe device carried a part of the echo.
 carried() {
 	local left=rxe1 sent1 rc=0
 	[ "$1" = eth1 ] && left=rxe0
-	shift
+	shift 2
 	sent1=$(rxe_sent $left)
 	"$@" || rc=1
 	echo "$left sent_pkts $sent1 -> $(rxe_sent $left)"
@@ -107,22 +109,22 @@ carried() {
 # only eth0, once (the reference run between two upstream modules, whose
 # failover has bugs beyond that).
 down_side=${SMC_TWOLINKS_DOWN:-server}
-# failover DEV N: the echo of N connections with DEV of the down side
-# going down in its middle, on this side.
+# failover DEV N [SIZE]: the echo of N connections (SIZE bytes each) with
+# DEV of the down side going down in its middle, on this side.
 failover() {
-	local dev=$1 n=$2 how
+	local dev=$1 n=$2 how size=${3:-$size}
 	if [ "$side" = "$down_side" ]; then
 		how="its $dev down mid-echo"
-		set -- down_mid_echo "$dev"
+		set -- down_mid_echo "$dev" "$n"
 	else
 		how="the $down_side's $dev down mid-echo"
-		set -- carried "$dev"
+		set -- carried "$dev" "$n"
 	fi
 	if [ "$side" = server ]; then
-		run_test "$mine server, $how: $n x $((size >> 20)) MiB echoed (server side)" \
+		run_test "$mine server, $how: $n x $((size >> 10)) KiB echoed (server side)" \
 			"$@" timeout 600 smc_echo server -f smc -p "$port" -n "$n"
 	else
-		run_test "$mine client, $how -> $other_mod server: $n x $((size >> 20)) MiB echoed intact, the rest over the other rxe device (rxe counters, TCP flat)" \
+		run_test "$mine client, $how -> $other_mod server: $n x $((size >> 10)) KiB echoed intact, the rest over the other rxe device (rxe counters, TCP flat)" \
 			"$@" timeout 600 smc_echo client -f smc -a "$peer" -p "$port" -n "$n" -s "$size" -w 90
 	fi
 }
@@ -146,6 +148,15 @@ if [ "${SMC_TWOLINKS_ONCE:-0}" != 1 ]; then
 	pair_signal back
 	pair_await back 60
 	failover eth1 2
+fi
+if [ "${SMC_TWOLINKS_MANY:-0}" = 1 ]; then
+	# And 500 connections at once (two link groups: 255 at most each),
+	# spread over both links, through eth1 going down again (eth0 carries
+	# the handshakes).
+	run_test "$mine $side: eth1 back, the link returns: SYM again" lgr_sym
+	pair_signal back2
+	pair_await back2 60
+	failover eth1 500 65536
 fi
 
 pair_signal done

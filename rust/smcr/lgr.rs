@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A link group: the connections to one peer, over its one link (see
-//! [`link`](super::link)), with the pool of their buffers; and what the
-//! group does with what its link reports ([`LinkOwner`]): CDC messages go
-//! to their connection, LLC messages to the link rules, a completed send
-//! slot to the connections waiting for one.
+//! A link group: the connections to one peer, over its links (one or two,
+//! see [`linkset`](super::linkset) and [`link`](super::link)), with the
+//! pool of their buffers, the peer's keys and the LLC flows; and what the
+//! group does with what its links report ([`LinkOwner`]): CDC messages go
+//! to their connection, LLC messages to the link rules or the flows, a
+//! completed send slot to the connections waiting for one, a link that
+//! went down to a failover.
 //!
-//! A link group has one link for now (one RDMA device per side, as rxe
-//! gives).
-//!
-//! Lifetime: the link holds an `Arc` of its link group (its owner), the
-//! link group holds the link. The cycle ends in [`LinkGroup::terminate`],
-//! which every owner of a link group calls once.
+//! Lifetime: each link holds an `Arc` of its link group (its owner), the
+//! link group holds the links and, for its work item, itself. The cycles
+//! end in [`LinkGroup::terminate`], which every owner of a link group
+//! calls once.
 
 use super::bufs::LgrBuf;
 use super::cdc;
