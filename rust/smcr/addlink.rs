@@ -23,7 +23,7 @@ use crate::sys::net::Net;
 use crate::sys::tcp::TcpSock;
 use crate::wire::clc::valid_qp_mtu;
 use crate::wire::lgr_links::{
-    alloc_alt_link, client_add_link_type, server_add_link_type, LgrType, LINKS_MAX,
+    alloc_alt_link, client_add_link_type, server_add_link_type, LgrType,
 };
 use crate::wire::llc::{
     AddLink, AddLinkRkey, AddLinkV2Ext, ConfirmLink, ConfirmRkey, DeleteLink, EntryList, FlowType,
@@ -138,9 +138,7 @@ fn send_add_link(via: &Link, new: &Link, resp: bool, mtu: u8, rkeys: &[AddLinkRk
             rkeys: EntryList::build(rkeys, &mut list).map_err(|_| EPROTO)?,
         }),
     };
-    let mut buf = KVec::from_elem(0u8, msg.encoded_len(), GFP_KERNEL)?;
-    let n = msg.encode(&mut buf).map_err(|_| EPROTO)?;
-    via.send_llc_long(buf.get(..n).ok_or(EPROTO)?)
+    llc::send(via, &LlcMessage::AddLink(msg))
 }
 
 /// The CONFIRM LINK of `new` (request from the server, response from the
@@ -158,9 +156,7 @@ fn confirm_link(new: &Link, resp: bool, uid: [u8; 4], max_links: u8, max_conns: 
         max_links,
         max_conns,
     };
-    let mut buf = [0u8; LLC_LEN];
-    msg.encode(&mut buf).map_err(|_| EPROTO)?;
-    new.send_llc(&buf)
+    llc::send(new, &LlcMessage::ConfirmLink(msg))
 }
 
 /// Asks the peer to delete link `num` (a new link that failed), over
@@ -174,10 +170,7 @@ pub(crate) fn send_delete_link(via: &Link, num: u8, orderly: bool) {
         link_num: num,
         reason: DEL_LOST_PATH,
     };
-    let mut buf = [0u8; LLC_LEN];
-    if msg.encode(&mut buf).is_ok() {
-        let _ = via.send_llc(&buf);
-    }
+    let _ = llc::send(via, &LlcMessage::DeleteLink(msg));
 }
 
 /// A new link of the group in slot `idx`, made on `dev` towards `peer`.
@@ -253,10 +246,7 @@ pub(crate) fn client_add_link(lgr: &Arc<LinkGroup>, via: usize, msg: &[u8]) {
             ext: None,
             ..req
         };
-        let mut buf = [0u8; LLC_LEN];
-        if reject.encode(&mut buf).is_ok() {
-            let _ = via.send_llc(&buf);
-        }
+        let _ = llc::send(&via, &LlcMessage::AddLink(reject));
     }
 }
 
@@ -397,12 +387,7 @@ pub(crate) fn refuse_request(via: &Link) {
         resp: true,
         gids: EntryList::empty(),
     });
-    let mut buf = [0u8; LLC_LEN];
-    if let Ok(n) = msg.encode(&mut buf) {
-        if let Some(b) = buf.get(..n) {
-            let _ = via.send_llc(b);
-        }
-    }
+    let _ = llc::send(via, &msg);
 }
 
 fn server_bring_up(lgr: &Arc<LinkGroup>, via: &Arc<Link>, link: &Arc<Link>) -> Result {
@@ -487,12 +472,7 @@ pub(crate) fn client_request_add_link(lgr: &Arc<LinkGroup>) {
     let mut list = [0u8; 32];
     let sent = EntryList::build(&gids, &mut list)
         .map_err(|_| Error::from(EPROTO))
-        .and_then(|gids| {
-            let msg = LlcMessage::ReqAddLink(ReqAddLink { resp: false, gids });
-            let mut buf = [0u8; 2 * LLC_LEN];
-            let n = msg.encode(&mut buf).map_err(|_| EPROTO)?;
-            via.send_llc_long(buf.get(..n).ok_or(EPROTO)?)
-        });
+        .and_then(|gids| llc::send(&via, &LlcMessage::ReqAddLink(ReqAddLink { resp: false, gids })));
     if sent.is_ok() {
         let mut buf = KVec::from_elem(0u8, LLC_V2_MAX_LEN, GFP_KERNEL);
         if let Ok(buf) = buf.as_mut() {
@@ -557,9 +537,7 @@ fn confirm_rkey_flow(lgr: &LinkGroup, rmb: &LgrBuf) -> Result {
         vaddr,
         others,
     };
-    let mut buf = [0u8; LLC_LEN];
-    msg.encode(&mut buf).map_err(|_| EPROTO)?;
-    via.send_llc(&buf)?;
+    llc::send(&via, &LlcMessage::ConfirmRkey(msg))?;
     let mut answer = [0u8; LLC_LEN];
     let is_answer = |m: &LlcMessage<'_>| m.kind() == LlcKind::ConfirmRkey && m.is_response();
     lgr.flows
@@ -570,5 +548,3 @@ fn confirm_rkey_flow(lgr: &LinkGroup, rmb: &LgrBuf) -> Result {
         _ => Err(EPROTO.into()),
     }
 }
-
-const _: () = assert!(LINKS_MAX <= 3);

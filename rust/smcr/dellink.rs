@@ -93,8 +93,5 @@ pub(crate) fn peer_delete_link(lgr: &Arc<LinkGroup>, via: usize, msg: &[u8]) {
 }
 
 fn send(via: &super::link::Link, msg: &DeleteLink) {
-    let mut buf = [0u8; LLC_LEN];
-    if msg.encode(&mut buf).is_ok() {
-        let _ = via.send_llc(&buf);
-    }
+    let _ = llc::send(via, &LlcMessage::DeleteLink(*msg));
 }

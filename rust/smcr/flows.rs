@@ -147,7 +147,7 @@ impl Flows {
             LlcAction::Echo => {
                 drop(b);
                 if let LlcMessage::TestLink(t) = parsed {
-                    answer(link, &LlcMessage::TestLink(TestLink { resp: true, ..t }));
+                    llc::answer(link, &LlcMessage::TestLink(TestLink { resp: true, ..t }));
                 }
                 FlowNext::Nothing
             }
@@ -202,13 +202,7 @@ impl Flows {
     /// the link group does not end (`smc_llc_flow_initiate`; upstream
     /// waits, this side tries again later).
     pub(crate) fn initiate(&self, t: FlowType) -> bool {
-        let mut b = self.state.lock();
-        if b.closing || !crate::wire::llc::may_initiate(t, &b.st) {
-            return false;
-        }
-        b.st.local = t;
-        b.st.local_has_msg = false;
-        true
+        self.initiate_wait(t, 0)
     }
 
     /// Starts a local flow of type `t` from this side, waiting up to `ms`
@@ -341,17 +335,6 @@ fn body_empty(msg: &[u8]) -> bool {
         .is_some_and(|b| b.iter().all(|x| *x == 0))
 }
 
-/// Sends `msg` from the receive path (see [`llc`]).
-fn answer(link: &Link, msg: &LlcMessage<'_>) {
-    let mut buf = [0u8; LLC_LEN];
-    let Ok(n) = msg.encode(&mut buf) else { return };
-    if let Some(bytes) = buf.get(..n) {
-        if !link.answer_llc(bytes) {
-            rejects::count(Reject::LlcOutOfFlow, format_args!("an answer found no slot"));
-        }
-    }
-}
-
 /// The peer's CONFIRM RKEY or DELETE RKEY, answered at once on the link
 /// it came on (`smc_llc_rmt_conf_rkey`, `smc_llc_rmt_delete_rkey`).
 fn rkey_flow(link: &Link, links: &[Option<Arc<Link>>; LINKS_MAX], keys: &PeerKeys, msg: &LlcMessage<'_>) {
@@ -374,7 +357,7 @@ fn rkey_flow(link: &Link, links: &[Option<Arc<Link>>; LINKS_MAX], keys: &PeerKey
                     true
                 })
             });
-            answer(
+            llc::answer(
                 link,
                 &LlcMessage::ConfirmRkey(ConfirmRkey {
                     version: llc::version(link),
@@ -397,7 +380,7 @@ fn rkey_flow(link: &Link, links: &[Option<Arc<Link>>; LINKS_MAX], keys: &PeerKey
                 }
             }
             let v1 = d.version == LlcVersion::V1;
-            answer(
+            llc::answer(
                 link,
                 &LlcMessage::DeleteRkey(DeleteRkey {
                     version: d.version,

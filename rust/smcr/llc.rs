@@ -90,13 +90,28 @@ pub(crate) fn received(link: &Link, msg: &[u8]) {
 /// one that completes. An answer that cannot go (the link is down, or the
 /// peer floods requests) is lost, and the peer's request times out as it
 /// would on a lost message.
-fn answer(link: &Link, msg: &LlcMessage<'_>) {
+pub(crate) fn answer(link: &Link, msg: &LlcMessage<'_>) {
     let mut buf = [0u8; LLC_LEN];
     let Ok(n) = msg.encode(&mut buf) else { return };
     let Some(bytes) = buf.get(..n) else { return };
     if !link.answer_llc(bytes) {
         smc_dbg!("llc: an answer found no slot and no room to wait");
     }
+}
+
+/// Sends `msg` on `link`, waiting for a slot: 44 bytes from a slot's
+/// buffer, a longer SMC-Rv2 message from the link's buffer for long ones.
+/// Process context.
+pub(crate) fn send(link: &Link, msg: &LlcMessage<'_>) -> Result {
+    let len = msg.encoded_len();
+    if len <= LLC_LEN {
+        let mut buf = [0u8; LLC_LEN];
+        let n = msg.encode(&mut buf).map_err(|_| EPROTO)?;
+        return link.send_llc(buf.get(..n).ok_or(EPROTO)?);
+    }
+    let mut buf = KVec::from_elem(0u8, len, GFP_KERNEL)?;
+    let n = msg.encode(&mut buf).map_err(|_| EPROTO)?;
+    link.send_llc_long(buf.get(..n).ok_or(EPROTO)?)
 }
 
 /// The LLC version a link group speaks.

@@ -18,11 +18,13 @@ use super::link::Link;
 use crate::stats::tech::{self, BufferEvent, Dir};
 use crate::sys::args::MsgHdr;
 use crate::sys::errno::{EAGAIN, ECONNRESET, EINTR, ENOLINK, EPIPE};
+use crate::sys::ib::mr::RegisteredBuf;
 use crate::sys::net::Net;
 use crate::wire::cdc::ProducerFlags;
 use crate::wire::close::CloseEvent;
 use kernel::error::code::ERESTARTSYS;
 use kernel::prelude::*;
+use kernel::sync::Arc;
 
 
 /// The longest piece written inline (the link's limit applies too; CDC
@@ -208,6 +210,8 @@ fn push_locked(conn: &Conn) {
     let Some(sndbuf) = sndbuf.as_ref() else {
         return;
     };
+    // The send buffer as this link's device reads it, once per push.
+    let mapped = sndbuf.on(link.idx);
     let mut sh = conn.shared.lock();
     // Nothing goes into the RMB of a peer that closed: it may already
     // serve another connection.
@@ -222,7 +226,7 @@ fn push_locked(conn: &Conn) {
         let Ok(Some(slot)) = link.get_slot_or_queue(conn.token) else {
             return;
         };
-        match write_chunk(conn, &link, sndbuf, &mut sh, slot, chunk) {
+        match write_chunk(conn, &link, sndbuf, mapped.as_ref(), &mut sh, slot, chunk) {
             Ok(()) => {}
             Err(e) => {
                 link.put_slot(slot);
@@ -296,6 +300,7 @@ fn write_chunk(
     conn: &Conn,
     link: &Link,
     sndbuf: &LgrBuf,
+    mapped: Option<&Arc<RegisteredBuf>>,
     sh: &mut ConnShared,
     slot: u32,
     chunk: Chunk,
@@ -310,8 +315,7 @@ fn write_chunk(
     let inline_max = link.max_inline().min(INLINE_WRITE_MAX);
     // The peer's RMB as this link reaches it.
     let key = peer.key(link.idx).ok_or(ENOLINK)?;
-    // The send buffer as this link's device reads it.
-    let mapped = sndbuf.on(link.idx).ok_or(ENOLINK)?;
+    let mapped = mapped.ok_or(ENOLINK)?;
     for (part, (src, dst, len)) in (0u32..).zip(pieces) {
         let (src, len) = (src as usize, len as usize);
         let remote = key.addr.wrapping_add(dst);
@@ -325,7 +329,7 @@ fn write_chunk(
             sndbuf.read(src, data)?;
             link.post_write_inline(slot, part, data, remote, key.rkey)?;
         } else {
-            link.post_write(slot, part, &mapped, (src, len as u32), remote, key.rkey)?;
+            link.post_write(slot, part, mapped, (src, len as u32), remote, key.rkey)?;
         }
     }
     sh.tx_prod += n;

@@ -31,6 +31,22 @@ pub(crate) struct RouteInfo {
 /// `0` is a counted, valid `struct rtable`.
 struct Route(*mut bindings::rtable);
 
+impl Route {
+    /// The interface the route leaves by, whether it goes through a
+    /// gateway, and the gateway's address family.
+    fn output(&self) -> (i32, bool, u8) {
+        // SAFETY: a valid route (invariant), whose flags are fixed once it
+        // is published; a valid route has an output device.
+        unsafe {
+            (
+                bindings::smc_rs_rt_ifindex(self.0),
+                (*self.0).rt_uses_gateway != 0,
+                (*self.0).rt_gw_family,
+            )
+        }
+    }
+}
+
 impl Drop for Route {
     fn drop(&mut self) {
         // SAFETY: the reference taken by the lookup (invariant), dropped once.
@@ -58,14 +74,10 @@ impl Drop for Neighbour {
 /// next hop's address is not resolved.
 pub(crate) fn find_route_v4(net: &Net, saddr: [u8; 4], daddr: [u8; 4]) -> Result<RouteInfo> {
     let (rt, fl4) = lookup(net, saddr, daddr)?;
-    // SAFETY: a valid route (invariant), whose flags are fixed once it is
-    // published.
-    let (uses_gateway, gw_family) = unsafe { ((*rt.0).rt_uses_gateway != 0, (*rt.0).rt_gw_family) };
+    let (ifindex, uses_gateway, gw_family) = rt.output();
     if uses_gateway && u32::from(gw_family) != bindings::AF_INET {
         return Err(ENOENT.into());
     }
-    // SAFETY: a valid route has an output device.
-    let ifindex = unsafe { bindings::smc_rs_rt_ifindex(rt.0) };
     // SAFETY: a valid route; `fl4.daddr` is readable for the call.
     let n = unsafe { bindings::smc_rs_dst_neigh_lookup(rt.0, &fl4.daddr) };
     if is_err_or_null(n) {
@@ -97,10 +109,7 @@ pub(crate) fn find_route_v4(net: &Net, saddr: [u8; 4], daddr: [u8; 4]) -> Result
 /// (a direct peer's MAC comes from elsewhere). `ENOENT` without a route.
 pub(crate) fn route_dev_v4(net: &Net, saddr: [u8; 4], daddr: [u8; 4]) -> Result<(i32, bool)> {
     let (rt, _) = lookup(net, saddr, daddr)?;
-    // SAFETY: a valid route (invariant), whose flags are fixed once it is
-    // published; a valid route has an output device.
-    let (uses_gateway, ifindex) =
-        unsafe { ((*rt.0).rt_uses_gateway != 0, bindings::smc_rs_rt_ifindex(rt.0)) };
+    let (ifindex, uses_gateway, _) = rt.output();
     Ok((ifindex, uses_gateway))
 }
 
