@@ -4,7 +4,7 @@
  *
  *   smc_echo server -f FAMILY -p PORT [-b ADDR] [-n CONNS] [-x HOSTILE] [-B BACKLOG] [-L]
  *   smc_echo client -f FAMILY -a ADDR -p PORT [-s BYTES] [-n CONNS] [-r ROUNDS] [-w SECS] [-N]
- *                   [-X OPENING] [-S USEC]
+ *                   [-X OPENING] [-S USEC] [-W FILE]
  *   smc_echo hold -f FAMILY -p PORT
  *   smc_echo churn -f FAMILY -p PORT [-n CONNS]
  *   smc_echo probe
@@ -17,7 +17,9 @@
  * threads makes ROUNDS connections in a row; -N connects non-blocking
  * (poll for POLLOUT, then SO_ERROR); -S sends the client threads SIGALRM
  * every USEC microseconds while they exchange data (EINTR everywhere, no
- * byte may be lost). Exit status 0 on success.
+ * byte may be lost); with -W each connection, once connected, prints
+ * "connected" and waits until FILE exists before it sends (an idle
+ * connection while the test changes the network). Exit status 0 on success.
  * "hold" keeps a listening socket open until stdin is closed or a signal
  * arrives (for unload tests). "churn" starts CONNS clients against a listener
  * that closes without accepting any while their handshakes are under way;
@@ -88,6 +90,7 @@ static const char *hostile;
 static const char *opening;
 static int backlog = -1;
 static int limit_hs;
+static const char *go_file;
 
 #ifndef SOL_SMC
 #define SOL_SMC 286
@@ -725,6 +728,12 @@ static void *client_once(void *arg)
 	fd = connect_retry();
 	if (signal_usec)
 		alarm_mask(SIG_UNBLOCK);
+	if (go_file) {
+		printf("connected\n");
+		fflush(stdout);
+		while (access(go_file, F_OK))
+			usleep(100 * 1000);
+	}
 	if (opening) {
 		int r = client_opening(fd);
 
@@ -797,7 +806,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "probe"))
 		return probe();
 	optind = 2;
-	while ((opt = getopt(argc, argv, "f:a:b:p:s:n:w:x:X:r:NB:LS:")) != -1) {
+	while ((opt = getopt(argc, argv, "f:a:b:p:s:n:w:x:X:r:NB:LS:W:")) != -1) {
 		switch (opt) {
 		case 'f': famname = optarg; break;
 		case 'a': case 'b': addr_str = optarg; break;
@@ -812,6 +821,7 @@ int main(int argc, char **argv)
 		case 'r': rounds = atoi(optarg); break;
 		case 'N': nonblocking_connect = 1; break;
 		case 'S': signal_usec = atoi(optarg); break;
+		case 'W': go_file = optarg; break;
 		default: return 2;
 		}
 	}

@@ -16,6 +16,11 @@
 # return (SYM again), and then eth1 goes down under two echoes at once
 # (one connection on each link), whose rest rxe0 must carry, and
 # (SMC_TWOLINKS_MANY=1) once more under 500 connections at once.
+# SMC_TWOLINKS_SILENT=1 (smcr_testlink_time 2 s on both sides from the
+# start): with two idle connections, one on each link, the down side's
+# eth1 silently drops every RoCE packet it receives (XDP, roce_drop.bpf.o): TEST LINK
+# must find the link dead and move its connection, whose echo then
+# arrives intact over rxe0 while rxe1 received nothing.
 #
 # make check runs it in every pairing. Between two upstream modules
 # (SMC_TWOLINKS_ONCE=1: eth0 once, the server's) it is the bed's
@@ -34,6 +39,10 @@ port=7460
 size=$(scaled 33554432 67108864)
 smcr=$SMC_TOP/tools/target/release/smcr
 pair_modules
+if [ "${SMC_TWOLINKS_SILENT:-0}" = 1 ]; then
+	# Read when a link group is made: before the first connection.
+	sysctl -qw net.smc.smcr_testlink_time=2 || exit 1
+fi
 
 run_test "$mine $side: second link up (eth1 10.10.0.1$SMC_VM, rxe1)" second_link_up
 pair_signal up
@@ -149,6 +158,72 @@ if [ "${SMC_TWOLINKS_ONCE:-0}" != 1 ]; then
 	pair_await back 60
 	failover eth1 2
 fi
+
+# silent_link: the echo of two connections that connected and wait while
+# the down side's eth1 drops RoCE (XDP) until TEST LINK took the link
+# down; passes when the echo was intact, rxe1 received nothing meanwhile,
+# rxe0 carried the echo and TCP stayed flat.
+pin=/sys/fs/bpf/roce_drop
+go=/tmp/twolinks-go
+silent_size=8388608
+silent_link() {
+	local pid rc=0 sent0 segs rcvd1 t0 _ gone=
+	sent0=$(rxe_sent rxe0) segs=$(tcp_out_segs)
+	if [ "$side" = server ]; then
+		timeout 120 smc_echo server -f smc -p "$port" -n 2 &
+		pid=$!
+		pair_await conns 60 || rc=1
+	else
+		rm -f "$go"
+		timeout 120 smc_echo client -f smc -a "$peer" -p "$port" -n 2 \
+			-s "$silent_size" -w 90 -W "$go" >/tmp/twolinks-silent.out &
+		pid=$!
+		for _ in $(seq 300); do
+			[ "$(grep -c connected /tmp/twolinks-silent.out)" = 2 ] && break
+			sleep 0.1
+		done
+		pair_signal conns
+	fi
+	"$smcr" linkgroup link-show
+	if [ "$side" = "$down_side" ]; then
+		mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
+		bpftool prog load "$SMC_TOP/selftests/bpf/roce_drop.bpf.o" "$pin" type xdp &&
+			bpftool net attach xdpgeneric pinned "$pin" dev eth1 || rc=1
+		rcvd1=$(cat /sys/class/infiniband/rxe1/ports/1/hw_counters/rcvd_pkts)
+		t0=$SECONDS
+		# TEST LINK after 2 s of silence, its answer awaited 2 s.
+		for _ in $(seq 300); do
+			"$smcr" linkgroup link-show | grep -q "SINGLE.*eth0.*LINK_ACTIVE" && gone=1 && break
+			sleep 0.1
+		done
+		echo "link over eth1 gone after $((SECONDS - t0)) s: ${gone:-no}"
+		"$smcr" linkgroup link-show
+		[ -n "$gone" ] || rc=1
+		pair_signal silent
+	else
+		pair_await silent 60 || rc=1
+	fi
+	[ "$side" = client ] && touch "$go"
+	wait "$pid" || rc=1
+	if [ "$side" = "$down_side" ]; then
+		echo "rxe1 rcvd_pkts $rcvd1 -> $(cat /sys/class/infiniband/rxe1/ports/1/hw_counters/rcvd_pkts) (blocked)"
+		[ "$(cat /sys/class/infiniband/rxe1/ports/1/hw_counters/rcvd_pkts)" = "$rcvd1" ] || rc=1
+		bpftool net detach xdpgeneric dev eth1
+		rm -f "$pin"
+	fi
+	echo "rxe0 sent_pkts $sent0 -> $(rxe_sent rxe0)"
+	echo "TCP OutSegs $segs -> $(tcp_out_segs)"
+	[ "$rc" = 0 ] && [ $(($(rxe_sent rxe0) - sent0)) -ge $((silent_size / 8192)) ] &&
+		[ $(($(tcp_out_segs) - segs)) -lt 300 ]
+}
+
+if [ "${SMC_TWOLINKS_SILENT:-0}" = 1 ]; then
+	run_test "$mine $side: eth1 back, the link returns: SYM again" lgr_sym
+	pair_signal back3
+	pair_await back3 60
+	run_test "$mine $side, the $down_side's eth1 silent (XDP drops RoCE), TEST LINK moves the idle connections: 2 x 8 MiB echoed intact over rxe0 (rxe counters, TCP flat)" silent_link
+fi
+
 if [ "${SMC_TWOLINKS_MANY:-0}" = 1 ]; then
 	# And 500 connections at once (two link groups: 255 at most each),
 	# spread over both links, through eth1 going down again (eth0 carries

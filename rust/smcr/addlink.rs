@@ -18,6 +18,7 @@ use super::link::{Link, LinkState, PeerLink};
 use super::llc;
 use crate::ib::{find_alt_smcr_v2_device, gid_ipv4};
 use crate::sys::errno::{EAGAIN, ENOLINK, EPROTO, ETIMEDOUT};
+use crate::sys::ib::qp::DrainedQp;
 use crate::sys::print::smc_dbg;
 use crate::sys::net::Net;
 use crate::sys::tcp::TcpSock;
@@ -188,12 +189,15 @@ fn new_link(lgr: &Arc<LinkGroup>, via: &Link, idx: usize, dev: crate::ib::SmcrV2
 
 /// Takes a link that failed to come up (or went) out of the group: its
 /// queue pair drained, the buffers' mappings on it and the peer's keys
-/// for it let go, then its verbs objects. Process context, under
-/// `lgr.conf`.
-pub(crate) fn clear_link(lgr: &LinkGroup, link: &Arc<Link>) {
+/// for it let go. Process context, under `lgr.conf`. The queue pair is
+/// destroyed, and then the link's verbs objects given back, when the
+/// result is dropped: after `conf`, where a failover is concerned (the
+/// destruction may wait long for the device, and the group's handshakes
+/// wait for `conf`).
+pub(crate) fn clear_link(lgr: &LinkGroup, link: &Arc<Link>) -> Cleared {
     link.link_down();
     let removed = lgr.with_links(|s| s.remove(link.idx));
-    link.shut_down();
+    let qp = link.stop();
     if let Ok(bufs) = buffers_of(lgr) {
         for (b, _) in bufs.iter() {
             b.drop_link(link.idx);
@@ -201,8 +205,29 @@ pub(crate) fn clear_link(lgr: &LinkGroup, link: &Arc<Link>) {
     }
     lgr.peer_keys.clear_link(link.idx);
     refresh_peer_keys(lgr);
-    if removed.is_some() {
-        link.release();
+    Cleared {
+        link: link.clone(),
+        qp,
+        release: removed.is_some(),
+    }
+}
+
+/// A link [`clear_link`] took out of its group: dropping it destroys the
+/// link's drained queue pair, then gives back its verbs objects. Process
+/// context.
+#[must_use = "dropping it destroys the queue pair, which may sleep long"]
+pub(crate) struct Cleared {
+    link: Arc<Link>,
+    qp: Option<DrainedQp<Link>>,
+    release: bool,
+}
+
+impl Drop for Cleared {
+    fn drop(&mut self) {
+        drop(self.qp.take());
+        if self.release {
+            self.link.release();
+        }
     }
 }
 
@@ -210,7 +235,7 @@ pub(crate) fn clear_link(lgr: &LinkGroup, link: &Arc<Link>) {
 pub(crate) fn refresh_peer_keys(lgr: &LinkGroup) {
     if let Ok(conns) = conns_of(lgr) {
         for c in conns.iter() {
-            c.set_peer_keys(lgr.peer_keys.row(c.peer_row()));
+            c.reload_peer_keys(&lgr.peer_keys);
         }
     }
 }
@@ -276,7 +301,8 @@ fn try_client_add_link(
     let link = new_link(lgr, via, idx, dev, peer, req.link_num)?;
     let r = client_bring_up(lgr, via, &link, req, new_t);
     if r.is_err() {
-        clear_link(lgr, &link);
+        // Never used: destroyed at once.
+        drop(clear_link(lgr, &link));
     }
     r
 }
@@ -374,7 +400,7 @@ pub(crate) fn server_add_link(lgr: &Arc<LinkGroup>) -> bool {
     };
     if let Err(e) = server_bring_up(lgr, &via, &link) {
         smc_dbg!("smcr: adding a link failed ({:?})", e);
-        clear_link(lgr, &link);
+        drop(clear_link(lgr, &link));
     }
     // The client's REQ ADD LINK, if any, was answered by the ADD LINK.
     true

@@ -9,6 +9,7 @@
 
 use super::bufs::LgrBuf;
 use super::link::{Link, CONNS_PER_LGR};
+use super::peerkeys::PeerKeys;
 use crate::sys::errno::{ECONNRESET, EEXIST, ENOSPC};
 use crate::sys::sync::{new_spinlock_bh, SpinLockBh};
 use crate::sys::tcp::TcpSock;
@@ -274,14 +275,13 @@ impl Conn {
     }
 
     /// The peer's keys for the connection's RMB changed (a link came or
-    /// went): `keys` from its row in the link group's table.
-    pub(crate) fn set_peer_keys(&self, keys: [Option<Rtoken>; LINKS_MAX]) {
-        self.shared.lock().peer.keys = keys;
-    }
-
-    /// The connection's row in the link group's table of peer keys.
-    pub(crate) fn peer_row(&self) -> usize {
-        self.shared.lock().peer.row
+    /// went): copies its row of the link group's `table` again. Nothing
+    /// while the peer's RMB is not known (a server before the Confirm).
+    pub(crate) fn reload_peer_keys(&self, table: &PeerKeys) {
+        let mut sh = self.shared.lock();
+        if sh.peer.size != 0 {
+            sh.peer.keys = table.row(sh.peer.row);
+        }
     }
 
     /// Size of our send buffer.

@@ -9,7 +9,7 @@
 //! dead link is then cleared and the peer told (DELETE LINK). Process
 //! context: the link group's work item.
 
-use super::addlink::{clear_link, conns_of, send_delete_link};
+use super::addlink::{clear_link, conns_of, send_delete_link, Cleared};
 use super::conn::Conn;
 use super::lgr::LinkGroup;
 use super::flows::FlowNext;
@@ -18,7 +18,7 @@ use super::settle;
 use super::tx;
 use crate::sys::print::smc_dbg;
 use crate::wire::cdc::ConnStateFlags;
-use crate::wire::lgr_links::{switch_resend_from, LgrType};
+use crate::wire::lgr_links::{switch_resend_from, LgrType, LINKS_MAX};
 use crate::wire::llc::{FlowType, LlcMessage, LLC_LEN};
 use core::sync::atomic::Ordering;
 use kernel::sync::Arc;
@@ -28,8 +28,12 @@ const WAIT_MS: u32 = 2000;
 
 /// Moves the connections of every link that is down, then clears it.
 pub(crate) fn run(lgr: &Arc<LinkGroup>) {
+    // Declared before `conf`: the cleared links' queue pairs are
+    // destroyed after it (see `clear_link`).
+    let mut cleared: [Option<Cleared>; LINKS_MAX] = [const { None }; LINKS_MAX];
     let _conf = lgr.conf.lock();
-    for down in lgr.links().iter().flatten() {
+    for (down, gone) in lgr.links().iter().zip(cleared.iter_mut()) {
+        let Some(down) = down else { continue };
         if down.state() != LinkState::Down {
             continue;
         }
@@ -55,7 +59,7 @@ pub(crate) fn run(lgr: &Arc<LinkGroup>) {
         } else {
             send_delete_link(&to, num, true);
         }
-        clear_link(lgr, down);
+        *gone = Some(clear_link(lgr, down));
         if lgr.with_links(|s| s.active().count()) == 1 {
             lgr.set_kind(LgrType::Single);
         }
@@ -79,6 +83,8 @@ pub(crate) fn move_off(lgr: &LinkGroup, from: &Link) -> Option<Arc<Link>> {
 
 /// Moves `conn` to `to`: what the peer may not have is written again.
 fn switch(lgr: &LinkGroup, conn: &Arc<Conn>, to: &Arc<Link>) {
+    // The keys on `to` first: a send that sees the new link has them.
+    conn.reload_peer_keys(&lgr.peer_keys);
     let old = conn.set_link(to.clone());
     old.forget_slot_waiter(conn.token);
     {
@@ -94,7 +100,6 @@ fn switch(lgr: &LinkGroup, conn: &Arc<Conn>, to: &Arc<Link>) {
             sh.announced_state = ConnStateFlags::default();
         }
         sh.rx_cons_wanted = sh.rx_cons > 0;
-        sh.peer.keys = lgr.peer_keys.row(sh.peer.row);
     }
     tx::push(conn);
     conn.wake();

@@ -110,6 +110,12 @@ impl LinkSet {
         active.or_else(|| links.find(|l| l.state() != LinkState::Down)).cloned()
     }
 
+    /// Whether `link` is still in the group (not cleared).
+    pub(crate) fn holds(&self, link: &Link) -> bool {
+        let slot = self.by_idx.get(link.idx).and_then(Option::as_ref);
+        slot.is_some_and(|l| core::ptr::eq(&**l, link))
+    }
+
     /// The active link whose peer end is `qpn` at `gid` (a CLC Accept or
     /// Confirm names it).
     pub(crate) fn for_peer(&self, qpn: u32, gid: &[u8; 16]) -> Option<Arc<Link>> {

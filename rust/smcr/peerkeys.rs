@@ -48,6 +48,15 @@ impl PeerKeys {
         Ok((row, row_keys(&t, row)))
     }
 
+    /// The RMB whose key on link slot `link`, a link cleared since, was
+    /// `rkey` at `addr` (a CLC message that named that link): its row,
+    /// and the row's keys on the links that are left.
+    pub(crate) fn adopt(&self, link: usize, rkey: u32, addr: u64) -> Result<(usize, RowKeys)> {
+        let t = self.table.lock();
+        let row = t.find_retired(link, rkey, addr).ok_or(ENOENT)?;
+        Ok((row, row_keys(&t, row)))
+    }
+
     /// Gives `row` the key it has on link slot `link` (CONFIRM RKEY's
     /// other links).
     pub(crate) fn set_at(&self, row: usize, link: usize, rkey: u32, addr: u64) -> Result {

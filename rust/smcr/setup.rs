@@ -11,7 +11,7 @@
 use super::bufs::{BufKind, LgrBuf};
 use super::conn::{Conn, PeerRmb};
 use super::lgr::{LinkGroup, PENDING_ADD_LINK};
-use super::link::{LinkState, PeerLink, Role};
+use super::link::{Link, LinkState, PeerLink, Role};
 use super::llc;
 use super::registry::LgrRegistry;
 use super::setups::Setup;
@@ -155,7 +155,18 @@ pub(crate) fn client_accept(
             return Err(fail(&lgr, DECL_ERR_REGBUF));
         }
     };
+    // Under `conf` until the connection is in the table: a failover that
+    // took the link before leaves us to decline (the server falls back
+    // with us), one after moves the connection.
+    let conf = lgr.conf.lock();
+    if !lgr.with_links(|s| s.holds(&link)) {
+        drop(conf);
+        smc_dbg!("smcr: the Accept's link went meanwhile");
+        lgr.retire_buffers((rmb, sndbuf));
+        return Err(DeclineReason::Other(DECL_NOSRVLINK));
+    }
     let Ok((row, keys)) = lgr.peer_keys.add(link.idx, a.rmb_rkey, peer_addr) else {
+        drop(conf);
         return Err(fail(&lgr, DECL_MEM));
     };
     let peer = PeerRmb {
@@ -165,15 +176,21 @@ pub(crate) fn client_accept(
         keys,
     };
     let Some((confirm_rkey, confirm_addr)) = rmb.rkey(link.idx) else {
+        drop(conf);
         return Err(fail(&lgr, DECL_ERR_REGBUF));
     };
     let conn = match Conn::new(next_token(), link.clone(), Some(peer), rmb, sndbuf, waker) {
         Ok(c) => c,
-        Err(_) => return Err(fail(&lgr, DECL_MEM)),
+        Err(_) => {
+            drop(conf);
+            return Err(fail(&lgr, DECL_MEM));
+        }
     };
     if lgr.conns.lock().insert(conn.clone()).is_err() {
+        drop(conf);
         return Err(fail(&lgr, DECL_MEM));
     }
+    drop(conf);
     let mut confirm = *a;
     if let Some(fce) = confirm.fce.as_mut() {
         // The server checks that we took its maximums; the name is ours.
@@ -258,6 +275,8 @@ pub(crate) struct ClientProposal {
 pub(crate) struct ServerConn {
     pub(crate) lgr: Arc<LinkGroup>,
     pub(crate) conn: Arc<Conn>,
+    /// The link the Accept names (the connection may have moved since).
+    pub(crate) link: Arc<Link>,
     pub(crate) accept: SmcrAcceptConfirm,
     pub(crate) first_contact: bool,
     /// On a new link group: announces it until it is in the registry.
@@ -406,6 +425,9 @@ pub(crate) fn server_accept(
             return Err(fail(&lgr, DECL_ERR_REGBUF));
         }
     };
+    // Under `conf` until the connection is in the table: a failover
+    // after it moves the connection (see `server_confirm`).
+    let conf = lgr.conf.lock();
     // Connections spread over the links, as upstream's server spreads
     // them.
     let link = if first_contact {
@@ -417,20 +439,27 @@ pub(crate) fn server_accept(
         })
     };
     let Some(link) = link else {
+        drop(conf);
         return Err(fail(&lgr, DECL_NOSRVLINK));
     };
     let Some((rkey, addr)) = rmb.rkey(link.idx) else {
+        drop(conf);
         return Err(fail(&lgr, DECL_ERR_REGBUF));
     };
     let conn = match Conn::new(next_token(), link.clone(), None, rmb, sndbuf, waker) {
         Ok(c) => c,
-        Err(_) => return Err(fail(&lgr, DECL_MEM)),
+        Err(_) => {
+            drop(conf);
+            return Err(fail(&lgr, DECL_MEM));
+        }
     };
     // In the table before the Accept goes: the client may write as soon
     // as it has it.
     if lgr.conns.lock().insert(conn.clone()).is_err() {
+        drop(conf);
         return Err(fail(&lgr, DECL_MEM));
     }
+    drop(conf);
     drop(joining);
     // Without another device there will be no second link: a client told
     // so does not wait for one after its first contact (upstream's waits
@@ -482,6 +511,7 @@ pub(crate) fn server_accept(
     Ok(ServerConn {
         lgr,
         conn,
+        link,
         accept,
         first_contact,
         setup,
@@ -521,13 +551,24 @@ pub(crate) fn server_confirm(
             return Err(DeclineReason::Other(DECL_ERR_REGBUF));
         }
     } else {
-        let peer = sc.conn.link().peer();
+        let peer = sc.link.peer();
         if c.qpn != peer.qpn || c.local.gid != peer.gid {
             return Err(DeclineReason::Other(DECL_NOSRVLINK));
         }
     }
     let size = bufsize::uncompress(c.rmbe_size);
-    let Ok((row, keys)) = lgr.peer_keys.add(sc.conn.link_idx(), c.rmb_rkey, peer_addr) else {
+    // The client's key is for the Accept's link. Under `conf`: that link
+    // is in the group, or a failover cleared it and the key is retired in
+    // the table, whose row has the RMB's keys on the links left (the
+    // client's CONFIRM RKEY); a failover after this copies them again.
+    let conf = lgr.conf.lock();
+    let added = if lgr.with_links(|s| s.holds(&sc.link)) {
+        lgr.peer_keys.add(sc.link.idx, c.rmb_rkey, peer_addr)
+    } else {
+        smc_dbg!("smcr: the Confirm names a link that went meanwhile");
+        lgr.peer_keys.adopt(sc.link.idx, c.rmb_rkey, peer_addr)
+    };
+    let Ok((row, keys)) = added else {
         return Err(DeclineReason::Other(DECL_MEM));
     };
     sc.conn.set_peer(PeerRmb {
@@ -536,6 +577,7 @@ pub(crate) fn server_confirm(
         row,
         keys,
     });
+    drop(conf);
     if sc.first_contact {
         let max_conns = sc.accept.fce.map_or(0, |f| f.max_conns);
         match llc::server_confirm_link(&lgr.link(), max_conns) {

@@ -22,10 +22,12 @@ use super::lgr_links::LINKS_MAX;
 /// row count of a link group's table.
 pub const ROWS: usize = 255;
 
-/// A row's state: bit `l` set when column `l` is filled, and this one
-/// when the row is in use.
+/// A row's state: bit `l` set when column `l` is filled, bit
+/// `RETIRED_SHIFT + l` when it held a key of a link cleared since, and this
+/// one when the row is in use.
 const USED: u8 = 0x80;
-const _: () = assert!(LINKS_MAX < 8);
+const RETIRED_SHIFT: usize = LINKS_MAX;
+const _: () = assert!(2 * LINKS_MAX < 8);
 
 /// A peer RMB's key and address on one link.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
@@ -88,12 +90,19 @@ impl RtokenRow {
         self.keys.get(link).copied()
     }
 
+    /// Whether column `link` held `tok` when its link was cleared.
+    fn retired_with(&self, link: usize, tok: Rtoken) -> bool {
+        let Ok(b) = bit(link) else { return false };
+        let want = USED | (b << RETIRED_SHIFT);
+        self.state & want == want && self.keys.get(link) == Some(&tok)
+    }
+
     /// Fills column `link` and marks the row used.
     fn put(&mut self, link: usize, tok: Rtoken) -> Result<(), RtokenError> {
         let b = bit(link)?;
         if let Some(k) = self.keys.get_mut(link) {
             *k = tok;
-            self.state |= USED | b;
+            self.state = (self.state & !(b << RETIRED_SHIFT)) | USED | b;
         }
         Ok(())
     }
@@ -153,6 +162,21 @@ impl<S: Deref<Target = [RtokenRow]>> RtokenTable<S> {
     pub fn find(&self, link: usize, rkey: u32) -> Option<usize> {
         let holds = |r: &RtokenRow| r.get(link).is_some_and(|t| t.rkey == rkey);
         self.rows.iter().position(holds)
+    }
+
+    /// The row in use whose column `link` held `rkey` and `addr` when that
+    /// link was cleared, and has not been filled since: where a CLC
+    /// message that named a link lost meanwhile finds its RMB (upstream
+    /// has no such lookup and takes the key for the connection's new
+    /// link). The key itself is never used again. Only the latest
+    /// clearing of `link` counts, and only one row: `None` when two match.
+    pub fn find_retired(&self, link: usize, rkey: u32, addr: u64) -> Option<usize> {
+        let tok = Rtoken { rkey, addr };
+        let mut hits = self.rows.iter().enumerate().filter(|(_, r)| r.retired_with(link, tok));
+        match (hits.next(), hits.next()) {
+            (Some((row, _)), None) => Some(row),
+            _ => None,
+        }
     }
 }
 
@@ -236,14 +260,20 @@ impl<S: DerefMut<Target = [RtokenRow]>> RtokenTable<S> {
     }
 
     /// Empties column `link` of every row; the rows stay in use
-    /// (`smcr_rtoken_clear_link`, when the link is cleared).
+    /// (`smcr_rtoken_clear_link`, when the link is cleared). A filled
+    /// column's key is kept, retired, for [`find_retired`](Self::find_retired)
+    /// until the column is filled again; every other lookup sees the
+    /// column empty.
     pub fn clear_link(&mut self, link: usize) {
         let Ok(b) = bit(link) else { return };
         for r in self.rows.iter_mut() {
-            if let Some(k) = r.keys.get_mut(link) {
-                *k = EMPTY;
+            let retired = if r.state & b != 0 { b << RETIRED_SHIFT } else { 0 };
+            if retired == 0 {
+                if let Some(k) = r.keys.get_mut(link) {
+                    *k = EMPTY;
+                }
             }
-            r.state &= !b;
+            r.state = (r.state & !(b | (b << RETIRED_SHIFT))) | retired;
         }
     }
 }
@@ -351,6 +381,42 @@ mod tests {
     }
 
     #[test]
+    fn a_cleared_link_keeps_its_keys_for_find_retired_only() {
+        let mut tb = table(4);
+        assert_eq!(tb.add(0, 1, 0xa), Ok(0));
+        assert_eq!(tb.set(0, 1, 1, 11, 0xb), Ok(0));
+        assert_eq!(tb.add(1, 12, 0xc), Ok(1)); // nothing on link 0
+        assert_eq!(tb.find_retired(0, 1, 0xa), None); // link 0 is alive
+        tb.clear_link(0);
+        assert_eq!((tb.get(0, 0), tb.find(0, 1)), (None, None));
+        assert_eq!(tb.find_retired(0, 1, 0xa), Some(0));
+        assert_eq!(tb.find_retired(0, 1, 0xb), None); // another address
+        assert_eq!(tb.find_retired(1, 11, 0xb), None); // link 1 is alive
+        assert_eq!(tb.delete(0, 1), Err(NotFound)); // retired keys delete nothing
+        assert_eq!(tb.add(0, 1, 0xa), Ok(2)); // nor does add take them
+        assert_eq!(tb.delete(0, 1), Ok(2));
+        // A new link in the slot fills the column: the old key is gone.
+        assert_eq!(tb.set(1, 11, 0, 5, 0x5), Ok(0));
+        assert_eq!(tb.find_retired(0, 1, 0xa), None);
+        tb.clear_link(0);
+        assert_eq!(tb.find_retired(0, 5, 0x5), Some(0));
+        tb.clear_link(0); // a second clearing forgets it
+        assert_eq!(tb.find_retired(0, 5, 0x5), None);
+        tb.clear_link(1);
+        assert_eq!(tb.find_retired(1, 11, 0xb), Some(0));
+        assert_eq!(tb.delete(1, 12), Err(NotFound));
+        assert_eq!(tb.used(), 2);
+        assert_eq!(tb.find_retired(LINKS_MAX, 11, 0xb), None);
+        // Two rows that held the same key: neither is taken.
+        let mut tb = table(4);
+        assert_eq!(tb.add(0, 7, 0x70), Ok(0));
+        assert_eq!(tb.add(1, 8, 0x80), Ok(1));
+        assert_eq!(tb.set_at(1, 0, 7, 0x70), Ok(()));
+        tb.clear_link(0);
+        assert_eq!(tb.find_retired(0, 7, 0x70), None);
+    }
+
+    #[test]
     fn rkey_zero_is_a_key_and_empty_never_matches() {
         let mut tb = table(4);
         assert_eq!(tb.add(0, 5, 0), Ok(0));
@@ -433,10 +499,12 @@ mod tests {
         let mut seed = 0x2545_f491_4f6c_dd1d;
         let mut tb = table(4);
         let mut m: [Option<Row>; 4] = [None; 4];
-        let (mut hits, mut fulls) = ([0usize; 6], 0);
-        for _ in 0..5000 {
+        // The retired keys of each row.
+        let mut ret: [Row; 4] = [[None; LINKS_MAX]; 4];
+        let (mut hits, mut fulls) = ([0usize; 7], 0);
+        for _ in 0..12000 {
             let mut r = || rng(&mut seed);
-            let op = r() % 6;
+            let op = r() % 7;
             // Link 3 and row 4 are bad; small key and address ranges match.
             let (link, link2, row) = ((r() % 4) as usize, (r() % 4) as usize, (r() % 5) as usize);
             let (rkey, rkey2, addr) = ((r() % 6) as u32, (r() % 6) as u32, r() % 3);
@@ -451,6 +519,7 @@ mod tests {
                         let mut c = [None; LINKS_MAX];
                         c[link] = Some(tok);
                         m[i] = Some(c);
+                        ret[i] = [None; LINKS_MAX];
                         Ok(i)
                     });
                     (tb.add(link, rkey, addr), want)
@@ -459,6 +528,7 @@ mod tests {
                     let want = bit(link).and_then(|_| {
                         let i = m_pos(&m, link, |t| t.rkey == rkey).ok_or(NotFound)?;
                         m[i] = None;
+                        ret[i] = [None; LINKS_MAX];
                         Ok(i)
                     });
                     (tb.delete(link, rkey), want)
@@ -469,6 +539,7 @@ mod tests {
                         if let Some(c) = &mut m[i] {
                             c[link2] = Some(tok);
                         }
+                        ret[i][link2] = None;
                         Ok(i)
                     });
                     (tb.set(link, rkey2, link2, rkey, addr), want)
@@ -477,15 +548,26 @@ mod tests {
                     let want = bit(link).and_then(|_| {
                         let c = m.get_mut(row).and_then(Option::as_mut).ok_or(NotFound)?;
                         c[link] = Some(tok);
+                        ret[row][link] = None;
                         Ok(row)
                     });
                     (tb.set_at(row, link, rkey, addr).map(|()| row), want)
                 }
-                _ => {
+                5 => {
                     tb.clear_link(link);
-                    let cols = m.iter_mut().flatten().filter_map(|c| c.get_mut(link));
-                    cols.for_each(|e| *e = None);
+                    for (c, rt) in m.iter_mut().zip(ret.iter_mut()) {
+                        let cell = c.as_mut().and_then(|c| c.get_mut(link));
+                        if let (Some(e), Some(r)) = (cell, rt.get_mut(link)) {
+                            *r = e.take();
+                        }
+                    }
                     (Ok(0), Ok(0))
+                }
+                _ => {
+                    let held = |i: &usize| m[*i].is_some() && ret[*i].get(link) == Some(&Some(tok));
+                    let rows: Vec<usize> = (0..4).filter(held).collect();
+                    let want = if rows.len() == 1 { Ok(rows[0]) } else { Err(NotFound) };
+                    (tb.find_retired(link, rkey, addr).ok_or(NotFound), want)
                 }
             };
             assert_eq!(got, want, "op {op} link {link} {link2} row {row}");
@@ -501,7 +583,7 @@ mod tests {
                 }
             }
         }
-        assert!(hits.iter().all(|&h| h > 50), "{hits:?}"); // each op often succeeds
+        assert!(hits.iter().all(|&h| h > 30), "{hits:?}"); // each op often succeeds
         assert!(fulls > 50, "{fulls}"); // and the table often fills up
     }
 }

@@ -16,6 +16,7 @@ use super::slots::MAX_SLOTS;
 use crate::sys::errno::{EAGAIN, EBUSY, EINVAL, ENOLINK, ETIMEDOUT};
 use crate::sys::ib::mr::{MrAccess, RegisteredBuf};
 use crate::sys::ib::pd::Pd;
+use crate::sys::ib::qp::DrainedQp;
 use crate::sys::ib::wr::{QpEvent, QpHandler, WcStatus};
 use crate::sys::print::{smc_dbg, smc_warn_ratelimited};
 use crate::wire::cdc::CDC_MSG_TYPE;
@@ -375,11 +376,24 @@ impl Link {
     /// destroyed (which sleeps: nothing posted on it can reach a buffer
     /// afterwards), and the owner is let go. Process context.
     pub(crate) fn shut_down(&self) {
+        drop(self.stop());
+    }
+
+    /// Stops the link as [`shut_down`](Self::shut_down) does, but hands
+    /// the drained queue pair to the caller, who destroys it by dropping
+    /// it (which may sleep long: see [`DrainedQp`]), outside its locks.
+    /// Process context.
+    pub(crate) fn stop(&self) -> Option<DrainedQp<Link>> {
         self.link_down();
         let qp = core::mem::replace(&mut *self.qp.lock(), LinkQp::None);
-        drop(qp);
+        let drained = match qp {
+            LinkQp::None => None,
+            LinkQp::Init(q) => Some(q.drain()),
+            LinkQp::Rts(q) => Some(q.drain()),
+        };
         let owner = self.owner.lock().take();
         drop(owner);
+        drained
     }
 
     /// Gives back the protection domain, the completion queues and the

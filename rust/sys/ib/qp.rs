@@ -118,6 +118,8 @@ pub(super) struct QpInner<H: QpHandler> {
     send_cq: Arc<Cq>,
     recv_cq: Arc<Cq>,
     pub(super) pd: Arc<Pd>,
+    /// What the drain found, once it ran ([`Qp::drain`] or `drop`).
+    drained: Option<bool>,
 }
 
 // SAFETY: posting and modifying are serialised by the driver and ib_core;
@@ -258,6 +260,7 @@ impl<H: QpHandler> Qp<Init, H> {
             send_cq: send_cq.clone(),
             recv_cq: recv_cq.clone(),
             pd: pd.clone(),
+            drained: None,
         };
         Ok(Qp {
             inner,
@@ -391,8 +394,18 @@ impl<H: QpHandler> QpInner<H> {
     /// been flushed through its completion queue: completions come in
     /// order, so when the drain entries complete no other entry of the
     /// table can be named by the device or ib_core again. False if a drain
-    /// request could not be posted (then nothing is known).
-    fn drain(&self) -> bool {
+    /// request could not be posted (then nothing is known). Runs once: a
+    /// second call gives the first one's answer.
+    fn drain(&mut self) -> bool {
+        if let Some(done) = self.drained {
+            return done;
+        }
+        let done = self.drain_once();
+        self.drained = Some(done);
+        done
+    }
+
+    fn drain_once(&self) -> bool {
         if self.set_error().is_err() {
             return false;
         }
@@ -431,6 +444,26 @@ impl<H: QpHandler> QpInner<H> {
             }
         }
         sent && received
+    }
+}
+
+/// A queue pair that was drained ([`Qp::drain`]): nothing can be posted
+/// on it any more, nothing it had posted can complete any more. Dropping it
+/// destroys it, which sleeps, possibly long: the driver may wait for its
+/// own references (rxe up to 50 s, for packets a stalled NIC holds).
+pub(crate) struct DrainedQp<H: QpHandler> {
+    _inner: QpInner<H>,
+}
+
+impl<S: QpState, H: QpHandler> Qp<S, H> {
+    /// Moves the queue pair to the error state and waits until every
+    /// request it had posted completed or was flushed (sleeps; process
+    /// context), so that no completion names its requests any more; what
+    /// is left can only be destroyed, by dropping it, later.
+    pub(crate) fn drain(self) -> DrainedQp<H> {
+        let mut inner = self.inner;
+        inner.drain();
+        DrainedQp { _inner: inner }
     }
 }
 
