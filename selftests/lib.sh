@@ -287,14 +287,21 @@ fresh_smc_rs() {
 # group can run a link on each. second_link_down takes all of it away
 # again; rounds after it find the bed as booted.
 second_link_up() {
-	local mine_ip=10.10.0.1$SMC_VM peer_ip=10.10.0.1$((3 - SMC_VM))
+	local mine_ip=10.10.0.1$SMC_VM
 	ip link show eth1 >/dev/null 2>&1 || { echo "no eth1 (vm.sh pair has one)"; return 1; }
 	sysctl -qw net.ipv4.conf.all.arp_ignore=1 net.ipv4.conf.all.arp_announce=2 &&
 		ip link set eth1 up &&
 		ip addr add "$mine_ip/24" dev eth1 noprefixroute &&
-		ip route add "$peer_ip/32" dev eth1 src "$mine_ip" &&
-		rdma link add rxe1 type rxe netdev eth1 || return 1
-	ip route get "$peer_ip" | grep -q "dev eth1"
+		second_link_route &&
+		rdma link add rxe1 type rxe netdev eth1
+}
+# second_link_route: the host route to the peer's second address through
+# eth1 (the kernel drops it whenever eth1 goes down, as a network manager
+# would put it back).
+second_link_route() {
+	local mine_ip=10.10.0.1$SMC_VM peer_ip=10.10.0.1$((3 - SMC_VM))
+	ip route replace "$peer_ip/32" dev eth1 src "$mine_ip" &&
+		ip route get "$peer_ip" | grep -q "dev eth1"
 }
 second_link_down() {
 	rdma link delete rxe1 2>/dev/null

@@ -95,6 +95,7 @@ down_mid_echo() {
 	down1=$(rxe_sent $left)
 	wait "$pid" || rc=1
 	ip link set "$dev" up
+	[ "$dev" = eth1 ] && { second_link_route || rc=1; }
 	echo "$left sent_pkts $sent1 -> $down1 ($dev down) -> $(rxe_sent $left)"
 	echo "TCP OutSegs $segs -> $(tcp_out_segs)"
 	"$smcr" linkgroup link-show
@@ -186,6 +187,11 @@ silent_link() {
 	fi
 	"$smcr" linkgroup link-show
 	if [ "$side" = "$down_side" ]; then
+		# One connection on each link of a SYM group, or this proves
+		# nothing.
+		"$smcr" linkgroup link-show |
+			awk '$3 == "SYM" && $5 == "LINK_ACTIVE" && $6 >= 1 { print $4 }' |
+			sort -u | tr '\n' ' ' | grep -qx 'eth0 eth1 ' || rc=1
 		mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
 		bpftool prog load "$SMC_TOP/selftests/bpf/roce_drop.bpf.o" "$pin" type xdp &&
 			bpftool net attach xdpgeneric pinned "$pin" dev eth1 || rc=1

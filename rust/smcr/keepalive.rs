@@ -14,10 +14,17 @@
 //! and its close message was lost (upstream loses it when a killed task
 //! finds no free send slot; upstream's own side would hang there).
 //!
+//! A server's link group short of a link it may have (one lost, or one
+//! that could not be added) tries to add it again, 5 s after it fell
+//! short, then with the wait doubled up to a minute: upstream adds links
+//! only at first contact and when a port comes back, and a group whose
+//! one attempt there failed (as one may while the returning port's
+//! network is still settling) stays on one link for good.
+//!
 //! The registry runs [`LinkGroup::keep`] on each link group once per tick
 //! of its ticker, which runs only while there are link groups.
 
-use super::lgr::LinkGroup;
+use super::lgr::{LinkGroup, PENDING_ADD_LINK};
 use super::link::activity::stamp;
 use super::link::{Link, LinkState, Role};
 use super::llc;
@@ -43,6 +50,10 @@ const TESTLINK_WAIT_MS: u32 = 2_000;
 const LINGER_SERVER_MS: u32 = 600_000;
 /// How long a client link group without connections lingers.
 const LINGER_CLIENT_MS: u32 = LINGER_SERVER_MS + 10_000;
+/// The first and the longest wait before a server adds a missing link
+/// again.
+const ADD_RETRY_FIRST_MS: u32 = 5_000;
+const ADD_RETRY_MAX_MS: u32 = 60_000;
 
 /// What the keeper decided for a link group.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -118,6 +129,9 @@ impl LinkGroup {
                 }
             });
         }
+        if self.link().role == Role::Server {
+            self.retry_add_link(now);
+        }
         // Each active link is tested on its own: one that does not answer
         // goes down, and its connections move to another one if the group
         // has it.
@@ -131,6 +145,33 @@ impl LinkGroup {
         } else {
             Verdict::End
         }
+    }
+}
+
+impl LinkGroup {
+    /// A server short of a link adds it when it is due (see the module).
+    fn retry_add_link(&self, now: u64) {
+        let short = self.max_links() > 1 && self.with_links(|s| s.active().count()) < 2;
+        let due = self.add_due.load(Ordering::Relaxed);
+        let wait = |ms: u32| now.wrapping_add(msecs_to_jiffies(ms) as u64).max(1);
+        if !short {
+            self.add_due.store(0, Ordering::Relaxed);
+            return;
+        }
+        if due == 0 {
+            self.add_backoff_ms.store(ADD_RETRY_FIRST_MS, Ordering::Relaxed);
+            self.add_due.store(wait(ADD_RETRY_FIRST_MS), Ordering::Relaxed);
+            return;
+        }
+        if (now.wrapping_sub(due) as i64) < 0 {
+            return;
+        }
+        let next = self.add_backoff_ms.load(Ordering::Relaxed).saturating_mul(2).min(ADD_RETRY_MAX_MS);
+        self.add_backoff_ms.store(next, Ordering::Relaxed);
+        self.add_due.store(wait(next), Ordering::Relaxed);
+        smc_dbg!("lgr: short of a link, adding one again");
+        self.pending.fetch_or(PENDING_ADD_LINK, Ordering::AcqRel);
+        self.run_work();
     }
 }
 

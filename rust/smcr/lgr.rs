@@ -27,7 +27,7 @@ use crate::sysctl::LgrParams;
 use super::linkset::LinkSet;
 use crate::wire::lgr_links::{LgrType, LINKS_MAX};
 use crate::wire::lgr_match::LgrIdentity;
-use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{new_mutex, Arc, Mutex};
 use kernel::workqueue::{new_work, Work};
@@ -111,6 +111,11 @@ pub(crate) struct LinkGroup {
     pub(crate) llc_work: Work<LinkGroup>,
     /// What the work item has to do besides a started flow.
     pub(crate) pending: AtomicU32,
+    /// When a server short of a link tries to add one again (jiffies, 0:
+    /// not short), and the wait before the try after it, in milliseconds
+    /// (see [`keepalive`](super::keepalive)).
+    pub(crate) add_due: AtomicU64,
+    pub(crate) add_backoff_ms: AtomicU32,
     /// The group itself while it lives, for its work item (let go in
     /// [`terminate`](Self::terminate)).
     #[pin]
@@ -167,6 +172,8 @@ impl LinkGroup {
                 conf <- new_mutex!((), "LinkGroup::conf"),
                 llc_work <- new_work!("LinkGroup::llc_work"),
                 pending: AtomicU32::new(0),
+                add_due: AtomicU64::new(0),
+                add_backoff_ms: AtomicU32::new(0),
                 me <- new_spinlock_bh!(None, "LinkGroup::me"),
             }? Error),
             GFP_KERNEL,

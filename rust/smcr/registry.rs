@@ -291,6 +291,8 @@ impl DeviceUsers for LgrRegistry {
         let Ok(lgrs) = self.link_groups() else { return };
         for l in lgrs.iter() {
             if l.max_links() > 1 && l.with_links(|s| s.active().count()) < 2 {
+                // A server's retries start over (see `keepalive`).
+                l.add_due.store(0, core::sync::atomic::Ordering::Relaxed);
                 l.pending
                     .fetch_or(PENDING_ADD_LINK, core::sync::atomic::Ordering::AcqRel);
                 l.run_work();
