@@ -191,9 +191,9 @@ fn new_link(lgr: &Arc<LinkGroup>, via: &Link, idx: usize, dev: crate::ib::SmcrV2
 /// queue pair drained, the buffers' mappings on it and the peer's keys
 /// for it let go. Process context, under `lgr.conf`. The queue pair is
 /// destroyed, and then the link's verbs objects given back, when the
-/// result is dropped: [`Cleared::later`], away from `conf` and the
-/// group's work item (the destruction may wait long for the device, and
-/// the group's handshakes and flows wait for them).
+/// result is dropped: after `conf`, where a failover is concerned (the
+/// destruction may wait long for the device, and the group's handshakes
+/// wait for `conf`).
 pub(crate) fn clear_link(lgr: &LinkGroup, link: &Arc<Link>) -> Cleared {
     link.link_down();
     let removed = lgr.with_links(|s| s.remove(link.idx));
@@ -220,14 +220,6 @@ pub(crate) struct Cleared {
     link: Arc<Link>,
     qp: Option<DrainedQp<Link>>,
     release: bool,
-}
-
-impl Cleared {
-    /// Destroys the queue pair on the handshake workqueue; the device
-    /// waits for the link's hold on it until then.
-    pub(crate) fn later(self) {
-        crate::sys::work::drop_later(self);
-    }
 }
 
 impl Drop for Cleared {
@@ -309,7 +301,8 @@ fn try_client_add_link(
     let link = new_link(lgr, via, idx, dev, peer, req.link_num)?;
     let r = client_bring_up(lgr, via, &link, req, new_t);
     if r.is_err() {
-        clear_link(lgr, &link).later();
+        // Never used: destroyed at once.
+        drop(clear_link(lgr, &link));
     }
     r
 }
@@ -407,7 +400,7 @@ pub(crate) fn server_add_link(lgr: &Arc<LinkGroup>) -> bool {
     };
     if let Err(e) = server_bring_up(lgr, &via, &link) {
         smc_dbg!("smcr: adding a link failed ({:?})", e);
-        clear_link(lgr, &link).later();
+        drop(clear_link(lgr, &link));
     }
     // The client's REQ ADD LINK, if any, was answered by the ADD LINK.
     true

@@ -44,6 +44,9 @@ pub(crate) fn peer_delete_link(lgr: &Arc<LinkGroup>, via: usize, msg: &[u8]) {
         }
         return;
     }
+    // Declared before `conf`: the link's queue pair is destroyed after it
+    // (see `clear_link`).
+    let cleared;
     let conf = lgr.conf.lock();
     let target = lgr.with_links(|s| s.by_num(d.link_num));
     match role {
@@ -62,7 +65,7 @@ pub(crate) fn peer_delete_link(lgr: &Arc<LinkGroup>, via: usize, msg: &[u8]) {
                 t.link_down();
                 return;
             }
-            clear_link(lgr, &t).later();
+            cleared = clear_link(lgr, &t);
         }
         Role::Server => {
             // An asymmetric link already deleted: nothing to do.
@@ -77,7 +80,7 @@ pub(crate) fn peer_delete_link(lgr: &Arc<LinkGroup>, via: usize, msg: &[u8]) {
             let mut buf = [0u8; LLC_LEN];
             let is_answer = |m: &LlcMessage<'_>| matches!(m, LlcMessage::DeleteLink(r) if r.resp);
             let _ = lgr.flows.wait(WAIT_MS, &mut buf, is_answer);
-            clear_link(lgr, &t).later();
+            cleared = clear_link(lgr, &t);
         }
     }
     let active = lgr.with_links(|s| s.active().count());
@@ -85,6 +88,7 @@ pub(crate) fn peer_delete_link(lgr: &Arc<LinkGroup>, via: usize, msg: &[u8]) {
         lgr.set_kind(LgrType::Single);
     }
     drop(conf);
+    drop(cleared);
     if role == Role::Server && lgr.link().state() == LinkState::Active {
         // A link may come back when another device can carry it.
         lgr.pending

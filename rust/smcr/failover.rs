@@ -9,7 +9,7 @@
 //! dead link is then cleared and the peer told (DELETE LINK). Process
 //! context: the link group's work item.
 
-use super::addlink::{clear_link, conns_of, send_delete_link};
+use super::addlink::{clear_link, conns_of, send_delete_link, Cleared};
 use super::conn::Conn;
 use super::lgr::LinkGroup;
 use super::flows::FlowNext;
@@ -18,7 +18,7 @@ use super::settle;
 use super::tx;
 use crate::sys::print::smc_dbg;
 use crate::wire::cdc::ConnStateFlags;
-use crate::wire::lgr_links::{switch_resend_from, LgrType};
+use crate::wire::lgr_links::{switch_resend_from, LgrType, LINKS_MAX};
 use crate::wire::llc::{FlowType, LlcMessage, LLC_LEN};
 use core::sync::atomic::Ordering;
 use kernel::sync::Arc;
@@ -28,8 +28,12 @@ const WAIT_MS: u32 = 2000;
 
 /// Moves the connections of every link that is down, then clears it.
 pub(crate) fn run(lgr: &Arc<LinkGroup>) {
+    // Declared before `conf`: the cleared links' queue pairs are
+    // destroyed after it (see `clear_link`).
+    let mut cleared: [Option<Cleared>; LINKS_MAX] = [const { None }; LINKS_MAX];
     let _conf = lgr.conf.lock();
-    for down in lgr.links().iter().flatten() {
+    for (down, gone) in lgr.links().iter().zip(cleared.iter_mut()) {
+        let Some(down) = down else { continue };
         if down.state() != LinkState::Down {
             continue;
         }
@@ -55,7 +59,7 @@ pub(crate) fn run(lgr: &Arc<LinkGroup>) {
         } else {
             send_delete_link(&to, num, true);
         }
-        clear_link(lgr, down).later();
+        *gone = Some(clear_link(lgr, down));
         if lgr.with_links(|s| s.active().count()) == 1 {
             lgr.set_kind(LgrType::Single);
         }

@@ -154,20 +154,6 @@ pub(super) fn handshake_wq() -> Option<*mut bindings::workqueue_struct> {
     (!wq.is_null()).then_some(wq)
 }
 
-/// Drops `value` on the handshake workqueue (which module exit drains),
-/// for what may sleep long when dropped; here when it cannot be queued
-/// (no memory, or the module unloads).
-pub(crate) fn drop_later<T: Send + 'static>(value: T) {
-    match handshake_queue() {
-        // Without memory for the work item, the closure and `value` with
-        // it are dropped here.
-        Some(q) => {
-            let _ = q.try_spawn(kernel::alloc::flags::GFP_KERNEL, move || drop(value));
-        }
-        None => drop(value),
-    }
-}
-
 /// Queues the work item of a reference-counted object on the handshake
 /// workqueue (which module exit drains). False when it was queued already,
 /// or while the module unloads.
