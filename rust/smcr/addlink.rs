@@ -53,7 +53,8 @@ pub(crate) fn conns_of(lgr: &LinkGroup) -> Result<KVec<Arc<Conn>>> {
 }
 
 /// Every buffer of the group (in use, pooled, retired), and whether it is
-/// an RMB a connection uses (whose keys the peer needs).
+/// an RMB (whose keys the peer has: a pooled or retired one keeps its row
+/// at the peer, and needs its key on a new link as much as one in use).
 fn buffers_of(lgr: &LinkGroup) -> Result<KVec<(Arc<LgrBuf>, bool)>> {
     let mut out = KVec::new();
     for c in conns_of(lgr)?.iter() {
@@ -66,7 +67,7 @@ fn buffers_of(lgr: &LinkGroup) -> Result<KVec<(Arc<LgrBuf>, bool)>> {
             out.push((b, false), GFP_KERNEL)?;
         }
     }
-    lgr.for_each_kept_buffer(|b| out.push((b.clone(), false), GFP_KERNEL).map_err(Into::into))?;
+    lgr.for_each_kept_buffer(|b, rmb| out.push((b.clone(), rmb), GFP_KERNEL).map_err(Into::into))?;
     Ok(out)
 }
 
@@ -97,11 +98,12 @@ fn alt_device(
     }
 }
 
-/// The ADD LINK v2 extension's keys: for each RMB in use, its key on
-/// `via` and its key and address on `new`.
+/// The ADD LINK v2 extension's keys: for each RMB, its key on `via` and
+/// its key and address on `new` (upstream sends those of RMBs in use: it
+/// deletes a key at the peer when its buffer goes unused).
 fn rkeys_for(bufs: &[(Arc<LgrBuf>, bool)], via: &Link, new: &Link, out: &mut KVec<AddLinkRkey>) -> Result {
-    for (b, in_use) in bufs.iter() {
-        if !*in_use || out.len() >= 255 {
+    for (b, rmb) in bufs.iter() {
+        if !*rmb || out.len() >= 255 {
             continue;
         }
         let (Some((key, _)), Some((key_new, addr_new))) = (b.rkey(via.idx), b.rkey(new.idx)) else {

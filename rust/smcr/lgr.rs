@@ -386,15 +386,16 @@ impl LinkGroup {
     }
 
     /// Calls `f` on every buffer the group keeps for later or retired
-    /// (not those of its connections). Process context.
-    pub(crate) fn for_each_kept_buffer(&self, mut f: impl FnMut(&Arc<LgrBuf>) -> Result) -> Result {
+    /// (not those of its connections), and whether it is an RMB. Process
+    /// context.
+    pub(crate) fn for_each_kept_buffer(&self, mut f: impl FnMut(&Arc<LgrBuf>, bool) -> Result) -> Result {
         for (r, s) in self.pool.lock().iter().flatten() {
-            f(r)?;
-            f(s)?;
+            f(r, true)?;
+            f(s, false)?;
         }
         for (r, s) in self.retired.lock().pairs.iter().flatten() {
-            f(r)?;
-            f(s)?;
+            f(r, true)?;
+            f(s, false)?;
         }
         Ok(())
     }

@@ -313,18 +313,8 @@ fn new_buffers(
     if let Some(pair) = lgr.take_pooled_buffers(rmb_size, snd_size) {
         tech::buffer_taken(net, Dir::Rx, rmb_size, BufferSource::Reused);
         tech::buffer_taken(net, Dir::Tx, snd_size, BufferSource::Reused);
-        let more_links = lgr.with_links(|s| s.active().count()) > 1;
-        drop(conf);
-        // The peer has its keys on the links it had when it was made or
-        // last confirmed, not on a link added while it was pooled (an ADD
-        // LINK carries the keys of RMBs in use): it learns them again.
-        if register && more_links {
-            if let Err(e) = super::addlink::confirm_rkey(lgr, &pair.0) {
-                // The peer still knows its older keys: kept, out of use.
-                lgr.retire_buffers(pair);
-                return Err(e);
-            }
-        }
+        // The peer has their keys on every link (ADD LINK carries the
+        // keys of pooled RMBs too).
         return Ok(pair);
     }
     let (rmb_wanted, snd_wanted) = (rmb_class, snd_class);
