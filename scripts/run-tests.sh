@@ -258,7 +258,7 @@ $round 4-norxe --no-rxe $t/smc_rs_pair_norxe.sh;
 $round 5-smcr-both $both $t/smc_rs_semantics_pair.sh $t/smc_run_bpf.sh $t/smc_rs_smcr.sh $t/smc_rs_hostile.sh $t/smc_rs_roce_blocked.sh $t/smc_rs_urgent.sh $t/smc_rs_scarce_slots.sh $t/smc_rs_abort_churn.sh $t/smc_rs_clc_faults.sh $t/smc_rs_many_lgrs.sh $more;
 $round 6-capture $both $t/smc_rs_capture.sh;
 SMC_TWOLINKS_ONCE=1 $round 7-twolinks --mods upstream,upstream $t/smc_rs_twolinks.sh;
-$round 7a-twolinks $both $t/smc_rs_twolinks.sh;
+SMC_TWOLINKS_MANY=1 $round 7a-twolinks $both $t/smc_rs_twolinks.sh;
 SMC_TWOLINKS_DOWN=client SMC_TWOLINKS_SILENT=1 $round 7b-twolinks-client-down $both $t/smc_rs_twolinks.sh;
 $round 7c-twolinks-upstream-server --mods upstream,smc_rs $t/smc_rs_twolinks.sh;
 SMC_TWOLINKS_DOWN=client SMC_TWOLINKS_ONCE=1 $round 7d-twolinks-upstream-client --mods smc_rs,upstream $t/smc_rs_twolinks.sh"

@@ -15,7 +15,8 @@
 # (the data never fell back). eth0 comes back up: the link over it must
 # return (SYM again), and then eth1 goes down under two echoes at once
 # (one connection on each link), whose rest rxe0 must carry, and
-# (SMC_TWOLINKS_MANY=1) once more under 500 connections at once.
+# (SMC_TWOLINKS_MANY=1) once more under 500 connections, all connected
+# first, spread over both links.
 # SMC_TWOLINKS_SILENT=1 (smcr_testlink_time 5 s on both sides from the
 # start): with two idle connections, one on each link, the down side's
 # eth1 silently drops every RoCE packet it receives (XDP, roce_drop.bpf.o): TEST LINK
@@ -233,14 +234,70 @@ if [ "${SMC_TWOLINKS_SILENT:-0}" = 1 ]; then
 	run_test "$mine $side, the $down_side's eth1 silent (XDP drops RoCE), TEST LINK moves the idle connections: 2 x 8 MiB echoed intact over rxe0 (rxe counters, TCP flat)" silent_link
 fi
 
+# many_echo: the connected clients (smc_echo -W) are let go (the client
+# touches the file they wait for, once the down side took its counters);
+# waits for smc_echo to end, and
+# returns its status (from a file: smc_echo is no child of the caller's
+# subshell).
+many_go=/tmp/twolinks-many-go
+many_rc=/tmp/twolinks-many.rc
+many_echo() {
+	# The down side has its counters: the client lets them go.
+	[ "$side" = "$down_side" ] && pair_signal manyarmed
+	if [ "$side" = client ]; then
+		[ "$side" = "$down_side" ] || pair_await manyarmed 60
+		touch "$many_go"
+	fi
+	while [ ! -s "$many_rc" ]; do sleep 0.2; done
+	return "$(cat "$many_rc")"
+}
+
+# many_conns N: passes when this side has N SMC-R connections in groups
+# whose links on eth0 and on eth1 carry a quarter of them at least
+# (smcr linkgroup link-show: the connections of each link).
+many_conns() {
+	"$smcr" linkgroup link-show
+	"$smcr" linkgroup link-show | awk -v n="$1" '
+		$3 == "SYM" && $5 == "LINK_ACTIVE" { c[$4] += $6; all += $6 }
+		END { printf "SMC-R connections: %d (eth0 %d, eth1 %d)\n", all, c["eth0"], c["eth1"]
+			exit !(all >= n && c["eth0"] >= n / 4 && c["eth1"] >= n / 4) }'
+}
+
 if [ "${SMC_TWOLINKS_MANY:-0}" = 1 ]; then
-	# And 500 connections at once (two link groups: 255 at most each),
-	# spread over both links, through eth1 going down again (eth0 carries
-	# the handshakes).
+	# And 500 connections (two link groups: 255 at most each), connected
+	# first and spread over both links, through eth1 going down in the
+	# middle of their echoes.
 	run_test "$mine $side: eth1 back, the link returns: SYM again" lgr_sym
 	pair_signal back2
 	pair_await back2 60
-	failover eth1 500 65536
+	n=500 many_size=262144
+	if [ "$side" = server ]; then
+		rm -f "$many_rc"
+		(timeout 600 smc_echo server -f smc -p "$port" -n "$n"; echo $? >"$many_rc") &
+		pair_await manyconns 300
+	else
+		rm -f "$many_go" "$many_rc"
+		(timeout 600 smc_echo client -f smc -a "$peer" -p "$port" -n "$n" \
+			-s "$many_size" -w 90 -W "$many_go" >/tmp/twolinks-many.out; echo $? >"$many_rc") &
+		for _ in $(seq 1800); do
+			[ "$(grep -c connected /tmp/twolinks-many.out)" = "$n" ] && break
+			[ -s "$many_rc" ] && break
+			sleep 0.1
+		done
+		pair_signal manyconns
+	fi
+	run_test "$mine $side: $n connections, all SMC-R, spread over both links (smcr linkgroup link-show)" \
+		many_conns "$n"
+	pair_signal manyseen
+	pair_await manyseen 60
+	how="the $down_side's eth1 down mid-echo"
+	[ "$side" = "$down_side" ] && how="its eth1 down mid-echo"
+	check=carried
+	[ "$side" = "$down_side" ] && check=down_mid_echo
+	# The total: eth1 goes down once 1/8 of it went over rxe1.
+	size=$((n * many_size)) run_test "$mine $side, $how: $n x $((many_size >> 10)) KiB echoed intact, the rest over rxe0 (rxe counters, TCP flat)" \
+		$check eth1 "$n" many_echo
+	[ "$side" = client ] && cat /tmp/twolinks-many.out | grep -v '^connected$'
 fi
 
 pair_signal done

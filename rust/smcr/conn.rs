@@ -430,11 +430,12 @@ impl Conn {
     }
 
     /// One keeper tick: true once the peer's clcsock has been finished
-    /// (its FIN came) for `ticks` ticks in a row while no closing flag came
+    /// (its FIN came) for `ticks` ticks in which the peer sent nothing
+    /// (`quiet`: other ticks do not count) while no closing flag came
     /// by CDC: the peer's socket is gone and its close message was lost
     /// (upstream drops it when a dying task finds no free send slot), so
     /// nothing would end the connection otherwise.
-    pub(crate) fn peer_vanished(&self, ticks: u32) -> bool {
+    pub(crate) fn peer_vanished(&self, ticks: u32, quiet: bool) -> bool {
         let mut sh = self.shared.lock();
         // A peer that shut down its writing (upstream shuts its clcsock
         // down the same way) told us with a flag: not vanished.
@@ -443,7 +444,9 @@ impl Conn {
             sh.fin_ticks = 0;
             return false;
         }
-        sh.fin_ticks = sh.fin_ticks.saturating_add(1);
+        if quiet {
+            sh.fin_ticks = sh.fin_ticks.saturating_add(1);
+        }
         sh.fin_ticks >= ticks
     }
 

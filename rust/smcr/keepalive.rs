@@ -10,7 +10,8 @@
 //! A closed socket's connection whose peer reads nothing for a minute is
 //! aborted, as TCP gives up on such an orphan. A connection whose peer's
 //! clcsock sent its FIN without the peer's closing flags coming by CDC
-//! within a few ticks ends with `ECONNRESET`: the peer's socket is gone
+//! within a few ticks in which the peer sent nothing at all ends with
+//! `ECONNRESET`: the peer's socket is gone
 //! and its close message was lost (upstream loses it when a killed task
 //! finds no free send slot; upstream's own side would hang there).
 //!
@@ -40,9 +41,10 @@ pub(crate) const TICK_MS: u32 = 1000;
 /// read before it is aborted (about TCP's time for an orphaned connection
 /// whose peer announces no room).
 const ORPHAN_STALL_TICKS: u32 = 60_000 / TICK_MS;
-/// Ticks a connection whose peer's clcsock is finished may wait for the
-/// peer's closing flags (they travel over RDMA, the FIN over TCP, so the
-/// FIN may come first) before it ends with `ECONNRESET`.
+/// Ticks without a message from the peer that a connection whose peer's
+/// clcsock is finished may wait for the peer's closing flags (they travel
+/// over RDMA, the FIN over TCP, so the FIN may come first, seconds first
+/// under load) before it ends with `ECONNRESET`.
 const PEER_GONE_TICKS: u32 = 3;
 /// How long a TEST LINK may go unanswered (upstream's LLC wait time).
 const TESTLINK_WAIT_MS: u32 = 2_000;
@@ -118,11 +120,18 @@ impl LinkGroup {
             }
         } else {
             act.idle_since.store(0, Ordering::Relaxed);
+            // A peer that sent nothing over any link for a tick: only such
+            // ticks count towards a connection's vanished peer. Under load
+            // a closing peer's last bytes and flags may wait seconds for a
+            // send slot behind other connections' data, its FIN not.
+            let peer_quiet = self.links().iter().flatten().all(|l| {
+                older_than(now, l.activity.heard.load(Ordering::Relaxed), TICK_MS)
+            });
             self.conns.lock().for_each(|c| {
                 if c.stalled(ORPHAN_STALL_TICKS) {
                     smc_dbg!("lgr: closed connection {:#x} stalled, aborted", c.token);
                     settle::abort(c);
-                } else if c.peer_vanished(PEER_GONE_TICKS) {
+                } else if c.peer_vanished(PEER_GONE_TICKS, peer_quiet) {
                     smc_dbg!("lgr: connection {:#x}: the peer's socket is gone", c.token);
                     c.shared.lock().error.get_or_insert(ECONNRESET.into());
                     settle::abort(c);

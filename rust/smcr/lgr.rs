@@ -475,21 +475,28 @@ impl LinkOwner for LinkGroup {
 
     fn slot_completed(&self, link: &Link, token: u32, prod_total: u64) {
         let conns = self.conns.lock();
+        // A completion from a link the connection left is ignored: its
+        // bytes are being written again on the new one.
+        let mut done = None;
         if token != 0 {
             conns.with(token, |c| {
-                // A completion from a link the connection left: its bytes
-                // are being written again on the new one.
                 if c.link_idx() == link.idx {
-                    settle::after_tx(c, c.tx_done(prod_total));
+                    done = Some(c.tx_done(prod_total));
                 }
             });
         }
         // Free slots go to the connections waiting for one, in order, from
-        // here (no work item, no thread to wake). A connection that finds
-        // nothing to send leaves the slot to the next; one that takes the
-        // last free slot and has more queues again, which ends the loop.
+        // here (no work item, no thread to wake), before the connection
+        // whose message completed sends more: with many connections busy,
+        // one that waits (a closing one's last bytes and flags) would
+        // otherwise wait until the others are done. A connection that
+        // finds nothing to send leaves the slot to the next; one that takes
+        // the last free slot and has more queues again, which ends the loop.
         while let Some(token) = link.next_slot_waiter() {
             conns.with(token, |c| super::tx::push(c));
+        }
+        if let Some(t) = done {
+            conns.with(token, |c| settle::after_tx(c, t));
         }
     }
 

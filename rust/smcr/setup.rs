@@ -29,6 +29,7 @@ use crate::wire::clc::{
 };
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::prelude::*;
+use kernel::sync::lock::{mutex::MutexBackend, Guard};
 use kernel::sync::Arc;
 use kernel::types::ARef;
 
@@ -148,17 +149,12 @@ pub(crate) fn client_accept(
         lgr.with_links(|s| s.for_peer(a.qpn, &a.local.gid))
             .ok_or(DeclineReason::Other(DECL_NOSRVLINK))?
     };
-    let (rmb, sndbuf) = match new_buffers(&lgr, true, &waker) {
-        Ok(b) => b,
-        Err(e) => {
-            smc_dbg!("smcr: no buffers for a connection ({:?})", e);
-            return Err(fail(&lgr, DECL_ERR_REGBUF));
-        }
-    };
     // Under `conf` until the connection is in the table: a failover that
     // took the link before leaves us to decline (the server falls back
     // with us), one after moves the connection.
-    let conf = lgr.conf.lock();
+    let Some((rmb, sndbuf, conf)) = buffers_under_conf(&lgr, true, &waker) else {
+        return Err(fail(&lgr, DECL_ERR_REGBUF));
+    };
     if !lgr.with_links(|s| s.holds(&link)) {
         drop(conf);
         smc_dbg!("smcr: the Accept's link went meanwhile");
@@ -166,8 +162,7 @@ pub(crate) fn client_accept(
         return Err(DeclineReason::Other(DECL_NOSRVLINK));
     }
     let Ok((row, keys)) = lgr.peer_keys.add(link.idx, a.rmb_rkey, peer_addr) else {
-        drop(conf);
-        return Err(fail(&lgr, DECL_MEM));
+        return Err(unlocked(conf, || fail(&lgr, DECL_MEM)));
     };
     let peer = PeerRmb {
         token: a.rmbe_alert_token,
@@ -176,19 +171,16 @@ pub(crate) fn client_accept(
         keys,
     };
     let Some((confirm_rkey, confirm_addr)) = rmb.rkey(link.idx) else {
-        drop(conf);
-        return Err(fail(&lgr, DECL_ERR_REGBUF));
+        return Err(unlocked(conf, || fail(&lgr, DECL_ERR_REGBUF)));
     };
     let conn = match Conn::new(next_token(), link.clone(), Some(peer), rmb, sndbuf, waker) {
         Ok(c) => c,
         Err(_) => {
-            drop(conf);
-            return Err(fail(&lgr, DECL_MEM));
+            return Err(unlocked(conf, || fail(&lgr, DECL_MEM)));
         }
     };
     if lgr.conns.lock().insert(conn.clone()).is_err() {
-        drop(conf);
-        return Err(fail(&lgr, DECL_MEM));
+        return Err(unlocked(conf, || fail(&lgr, DECL_MEM)));
     }
     drop(conf);
     let mut confirm = *a;
@@ -281,6 +273,38 @@ pub(crate) struct ServerConn {
     pub(crate) first_contact: bool,
     /// On a new link group: announces it until it is in the registry.
     pub(crate) setup: Option<Setup>,
+}
+
+/// Lets the group's `conf` go, then runs `f` (which may take it).
+fn unlocked<G, T>(conf: G, f: impl FnOnce() -> T) -> T {
+    drop(conf);
+    f()
+}
+
+/// Buffers of a new connection ([`new_buffers`]), returned with the
+/// group's `conf` held, on every active link of the group: a link added
+/// between their making and `conf` taken again (the peer knows the RMB on
+/// the links it had then) has them retired, and new ones made, twice at
+/// most. `None`: no buffers.
+fn buffers_under_conf<'a>(
+    lgr: &'a LinkGroup,
+    register: bool,
+    sock: &TcpSock,
+) -> Option<(Arc<LgrBuf>, Arc<LgrBuf>, Guard<'a, (), MutexBackend>)> {
+    for _ in 0..3 {
+        let (rmb, sndbuf) = new_buffers(lgr, register, sock)
+            .inspect_err(|e| smc_dbg!("smcr: no buffers for a connection ({:?})", e))
+            .ok()?;
+        let conf = lgr.conf.lock();
+        let on = |l: &Arc<Link>| rmb.rkey(l.idx).is_some() && sndbuf.on(l.idx).is_some();
+        if lgr.with_links(|s| s.active().all(on)) {
+            return Some((rmb, sndbuf, conf));
+        }
+        drop(conf);
+        smc_dbg!("smcr: a link came while a connection's buffers were made, again");
+        lgr.retire_buffers((rmb, sndbuf));
+    }
+    None
 }
 
 /// Buffers of a new connection: an RMB and a send buffer of the default
@@ -420,16 +444,11 @@ pub(crate) fn server_accept(
         }
         DeclineReason::Other(reason)
     };
-    let (rmb, sndbuf) = match new_buffers(&lgr, !first_contact, &waker) {
-        Ok(b) => b,
-        Err(e) => {
-            smc_dbg!("smcr: no buffers for a connection ({:?})", e);
-            return Err(fail(&lgr, DECL_ERR_REGBUF));
-        }
-    };
     // Under `conf` until the connection is in the table: a failover
     // after it moves the connection (see `server_confirm`).
-    let conf = lgr.conf.lock();
+    let Some((rmb, sndbuf, conf)) = buffers_under_conf(&lgr, !first_contact, &waker) else {
+        return Err(fail(&lgr, DECL_ERR_REGBUF));
+    };
     // Connections spread over the links, as upstream's server spreads
     // them.
     let link = if first_contact {
@@ -441,25 +460,21 @@ pub(crate) fn server_accept(
         })
     };
     let Some(link) = link else {
-        drop(conf);
-        return Err(fail(&lgr, DECL_NOSRVLINK));
+        return Err(unlocked(conf, || fail(&lgr, DECL_NOSRVLINK)));
     };
     let Some((rkey, addr)) = rmb.rkey(link.idx) else {
-        drop(conf);
-        return Err(fail(&lgr, DECL_ERR_REGBUF));
+        return Err(unlocked(conf, || fail(&lgr, DECL_ERR_REGBUF)));
     };
     let conn = match Conn::new(next_token(), link.clone(), None, rmb, sndbuf, waker) {
         Ok(c) => c,
         Err(_) => {
-            drop(conf);
-            return Err(fail(&lgr, DECL_MEM));
+            return Err(unlocked(conf, || fail(&lgr, DECL_MEM)));
         }
     };
     // In the table before the Accept goes: the client may write as soon
     // as it has it.
     if lgr.conns.lock().insert(conn.clone()).is_err() {
-        drop(conf);
-        return Err(fail(&lgr, DECL_MEM));
+        return Err(unlocked(conf, || fail(&lgr, DECL_MEM)));
     }
     drop(conf);
     drop(joining);
