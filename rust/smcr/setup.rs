@@ -275,22 +275,23 @@ pub(crate) struct ServerConn {
     pub(crate) setup: Option<Setup>,
 }
 
+/// The group's `conf` held.
+type ConfGuard<'a> = Guard<'a, (), MutexBackend>;
+
 /// Lets the group's `conf` go, then runs `f` (which may take it).
 fn unlocked<G, T>(conf: G, f: impl FnOnce() -> T) -> T {
     drop(conf);
     f()
 }
 
-/// Buffers of a new connection ([`new_buffers`]), returned with the
-/// group's `conf` held, on every active link of the group: a link added
-/// between their making and `conf` taken again (the peer knows the RMB on
-/// the links it had then) has them retired, and new ones made, twice at
-/// most. `None`: no buffers.
+/// Buffers of a new connection ([`new_buffers`]) on every active link,
+/// with `conf` held: a link added before `conf` was taken again (the peer
+/// knows the RMB on the links it had) has them retired and new ones made.
 fn buffers_under_conf<'a>(
     lgr: &'a LinkGroup,
     register: bool,
     sock: &TcpSock,
-) -> Option<(Arc<LgrBuf>, Arc<LgrBuf>, Guard<'a, (), MutexBackend>)> {
+) -> Option<(Arc<LgrBuf>, Arc<LgrBuf>, ConfGuard<'a>)> {
     for _ in 0..3 {
         let (rmb, sndbuf) = new_buffers(lgr, register, sock)
             .inspect_err(|e| smc_dbg!("smcr: no buffers for a connection ({:?})", e))
