@@ -17,6 +17,12 @@
 # (one connection on each link), whose rest rxe0 must carry, and
 # (SMC_TWOLINKS_MANY=1) once more under 500 connections, all connected
 # first, spread over both links.
+# SMC_TWOLINKS_PNET=1: before the first connection, both NICs and both
+# RoCE ports get one PNET ID on each side (smc_pnet), so that the devices
+# are chosen by PNET ID; everything else runs the same.
+# SMC_TWOLINKS_ONLY=1: no NIC failovers, only the phases asked for.
+# SMC_TWOLINKS_REMOVE=1: last, the down side's rxe1 is removed (rdma link
+# delete) under two echoes, whose rest rxe0 must carry.
 # SMC_TWOLINKS_SILENT=1 (smcr_testlink_time 5 s on both sides from the
 # start): with two idle connections, one on each link, the down side's
 # eth1 silently drops every RoCE packet it receives (XDP, roce_drop.bpf.o): TEST LINK
@@ -49,6 +55,18 @@ if [ "${SMC_TWOLINKS_SILENT:-0}" = 1 ]; then
 fi
 
 run_test "$mine $side: second link up (eth1 10.10.0.1$SMC_VM, rxe1)" second_link_up
+pnet=$SMC_TOP/tools/target/release/smc_pnet
+# pnet_both: both NICs and both RoCE ports in one PNET (SMC_PNETID, our
+# smc_pnet against either module), before the first connection: the
+# group's devices, the first and the other, are then chosen by PNETID.
+pnet_both() {
+	"$pnet" -a TWOLINKS -I eth0 && "$pnet" -a TWOLINKS -I eth1 &&
+		"$pnet" -a TWOLINKS -D rxe0 -P 1 && "$pnet" -a TWOLINKS -D rxe1 -P 1 &&
+		"$pnet" -s
+}
+if [ "${SMC_TWOLINKS_PNET:-0}" = 1 ]; then
+	run_test "$mine $side: PNET ID TWOLINKS on eth0, eth1, rxe0 and rxe1 (smc_pnet)" pnet_both
+fi
 pair_signal up
 pair_await up 120
 
@@ -94,12 +112,18 @@ down_mid_echo() {
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.1
 	done
-	echo "$gone sent_pkts $sent0 -> $(rxe_sent $gone) when $dev went down"
-	ip link set "$dev" down
+	echo "$gone sent_pkts $sent0 -> $(rxe_sent $gone) when $dev went down (${down_by:-ip link})"
+	if [ "${down_by:-}" = rdma ]; then
+		rdma link delete "$gone" || rc=1
+	else
+		ip link set "$dev" down
+	fi
 	down1=$(rxe_sent $left)
 	wait "$pid" || rc=1
-	ip link set "$dev" up
-	[ "$dev" = eth1 ] && { second_link_route || rc=1; }
+	if [ "${down_by:-}" != rdma ]; then
+		ip link set "$dev" up
+		[ "$dev" = eth1 ] && { second_link_route || rc=1; }
+	fi
 	echo "$left sent_pkts $sent1 -> $down1 ($dev down) -> $(rxe_sent $left)"
 	echo "TCP OutSegs $segs -> $(tcp_out_segs)"
 	"$smcr" linkgroup link-show
@@ -127,11 +151,13 @@ down_side=${SMC_TWOLINKS_DOWN:-server}
 # DEV of the down side going down in its middle, on this side.
 failover() {
 	local dev=$1 n=$2 how size=${3:-$size}
+	local what="$dev down"
+	[ "${down_by:-}" = rdma ] && what="rxe${dev#eth} removed (rdma link delete)"
 	if [ "$side" = "$down_side" ]; then
-		how="its $dev down mid-echo"
+		how="its $what mid-echo"
 		set -- down_mid_echo "$dev" "$n"
 	else
-		how="the $down_side's $dev down mid-echo"
+		how="the $down_side's $what mid-echo"
 		set -- carried "$dev" "$n"
 	fi
 	if [ "$side" = server ]; then
@@ -153,8 +179,11 @@ fi
 run_test "$mine $side: the link group is SYM, links on eth0 and eth1 active (smcr linkgroup link-show)" lgr_sym
 pair_signal sym
 pair_await sym 60
-failover eth0 1
-if [ "${SMC_TWOLINKS_ONCE:-0}" != 1 ]; then
+# SMC_TWOLINKS_ONLY=1: none of the NIC failovers, only the phases asked
+# for below.
+only=${SMC_TWOLINKS_ONLY:-0}
+[ "$only" = 1 ] || failover eth0 1
+if [ "${SMC_TWOLINKS_ONCE:-0}" != 1 ] && [ "$only" != 1 ]; then
 	# eth0 came back: the link over it returns (the server adds it on its
 	# port's return, or on the client's REQ ADD LINK), and then the
 	# other NIC goes down under two connections, one on each link.
@@ -228,7 +257,7 @@ silent_link() {
 }
 
 if [ "${SMC_TWOLINKS_SILENT:-0}" = 1 ]; then
-	run_test "$mine $side: eth1 back, the link returns: SYM again" lgr_sym
+	run_test "$mine $side: the link group SYM, both links active" lgr_sym
 	pair_signal back3
 	pair_await back3 60
 	run_test "$mine $side, the $down_side's eth1 silent (XDP drops RoCE), TEST LINK moves the idle connections: 2 x 8 MiB echoed intact over rxe0 (rxe counters, TCP flat)" silent_link
@@ -267,7 +296,7 @@ if [ "${SMC_TWOLINKS_MANY:-0}" = 1 ]; then
 	# And 500 connections (two link groups: 255 at most each), connected
 	# first and spread over both links, through eth1 going down in the
 	# middle of their echoes.
-	run_test "$mine $side: eth1 back, the link returns: SYM again" lgr_sym
+	run_test "$mine $side: the link group SYM, both links active" lgr_sym
 	pair_signal back2
 	pair_await back2 60
 	n=500 many_size=262144
@@ -300,7 +329,17 @@ if [ "${SMC_TWOLINKS_MANY:-0}" = 1 ]; then
 	[ "$side" = client ] && cat /tmp/twolinks-many.out | grep -v '^connected$'
 fi
 
+if [ "${SMC_TWOLINKS_REMOVE:-0}" = 1 ]; then
+	# Device removal: the down side's rxe1 goes (rdma link delete) under
+	# two echoes, one connection on each link; the rest goes over rxe0.
+	run_test "$mine $side: the link group SYM, both links active" lgr_sym
+	pair_signal back4
+	pair_await back4 60
+	down_by=rdma failover eth1 2
+fi
+
 pair_signal done
 pair_await done 600
+[ "${SMC_TWOLINKS_PNET:-0}" = 1 ] && "$pnet" -f
 run_test "$mine $side: second link taken down again" second_link_down
 exit 0

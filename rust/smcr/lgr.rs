@@ -255,9 +255,13 @@ impl LinkGroup {
     /// fewer than `max`, counting the places taken and not yet filled:
     /// handshakes that chose it at the same time do not all pass the
     /// limit. The caller holds the registry's lock, so no two take the
-    /// last place.
+    /// last place. The RMBs kept in the pool or retired count too: they
+    /// hold rows of the peer's key table (as many as a group may have
+    /// connections), which a new RMB's CONFIRM RKEY would find full.
     pub(crate) fn try_join(self: &Arc<Self>, max: usize) -> Option<Joining> {
-        if self.conn_count() + self.joining.load(Ordering::Acquire) >= max {
+        let kept = self.pool.lock().iter().flatten().count()
+            + self.retired.lock().pairs.iter().flatten().count();
+        if self.conn_count() + self.joining.load(Ordering::Acquire) + kept >= max {
             return None;
         }
         self.joining.fetch_add(1, Ordering::AcqRel);
