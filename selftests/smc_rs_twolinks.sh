@@ -149,17 +149,22 @@ carried() {
 down_side=${SMC_TWOLINKS_DOWN:-server}
 # failover DEV N [SIZE]: the echo of N connections (SIZE bytes each) with
 # DEV of the down side going down in its middle, on this side.
-failover() {
-	local dev=$1 n=$2 how size=${3:-$size}
-	local what="$dev down"
-	[ "${down_by:-}" = rdma ] && what="rxe${dev#eth} removed (rdma link delete)"
+# down_or_carried DEV: the check this side runs while the down side's DEV
+# goes (down_mid_echo there, carried here), into `check`, and its words
+# for the test's name, into `how` (both the caller's).
+down_or_carried() {
+	local what="$1 down"
+	[ "${down_by:-}" = rdma ] && what="rxe${1#eth} removed (rdma link delete)"
 	if [ "$side" = "$down_side" ]; then
-		how="its $what mid-echo"
-		set -- down_mid_echo "$dev" "$n"
+		how="its $what mid-echo" check=down_mid_echo
 	else
-		how="the $down_side's $what mid-echo"
-		set -- carried "$dev" "$n"
+		how="the $down_side's $what mid-echo" check=carried
 	fi
+}
+failover() {
+	local dev=$1 n=$2 how check size=${3:-$size}
+	down_or_carried "$dev"
+	set -- "$check" "$dev" "$n"
 	if [ "$side" = server ]; then
 		run_test "$mine server, $how: $n x $((size >> 10)) KiB echoed (server side)" \
 			"$@" timeout 600 smc_echo server -f smc -p "$port" -n "$n"
@@ -319,14 +324,11 @@ if [ "${SMC_TWOLINKS_MANY:-0}" = 1 ]; then
 		many_conns "$n"
 	pair_signal manyseen
 	pair_await manyseen 60
-	how="the $down_side's eth1 down mid-echo"
-	[ "$side" = "$down_side" ] && how="its eth1 down mid-echo"
-	check=carried
-	[ "$side" = "$down_side" ] && check=down_mid_echo
+	down_or_carried eth1
 	# The total: eth1 goes down once 1/8 of it went over rxe1.
 	size=$((n * many_size)) run_test "$mine $side, $how: $n x $((many_size >> 10)) KiB echoed intact, the rest over rxe0 (rxe counters, TCP flat)" \
 		$check eth1 "$n" many_echo
-	[ "$side" = client ] && cat /tmp/twolinks-many.out | grep -v '^connected$'
+	[ "$side" = client ] && grep -v '^connected$' /tmp/twolinks-many.out
 fi
 
 if [ "${SMC_TWOLINKS_REMOVE:-0}" = 1 ]; then
