@@ -31,7 +31,8 @@ mode=${1:?usage: vm.sh single MOD CMD | pair MOD1 CMD1 MOD2 CMD2}
 kdir=$("$here/build-kernel.sh")
 out=${SMC_VM_OUT:-$(mktemp -d /tmp/smc_rs-vm.XXXXXX)}
 mkdir -p "$out"
-rm -f "$out"/vm*.rc "$out"/vm*.ready "$out"/vm*.dmesg "$out"/vm*.kmemleak "$out"/vm*.log "$out"/link.sock "$out"/link2.sock
+rm -f "$out"/vm*.rc "$out"/vm*.ready "$out"/vm*.dmesg "$out"/vm*.kmemleak "$out"/vm*.log "$out"/link.sock "$out"/link2.sock \
+	"$out"/mon-vm*.sock "$out"/linkctl*
 rm -rf "$out/decode"
 mkdir -p "$out/decode"
 # The guests' tshark runs here (scripts/decoder.sh), for as long as they do.
@@ -95,13 +96,17 @@ pair)
 	nic2="-device virtio-net-pci,netdev=l1,mac=52:54:00:5c:01:0"
 	log "booting VM 1 (module: ${2:-smc_rs}) and VM 2 (module: ${4:-smc_rs})"
 	start_vm 1 "${2:-smc_rs}" "$3" \
-		"-netdev stream,id=l0,server=on,addr.type=unix,addr.path=$sock -device virtio-net-pci,netdev=l0,mac=$mac1 -netdev stream,id=l1,server=on,addr.type=unix,addr.path=$sock2 ${nic2}1"
+		"-monitor unix:$out/mon-vm1.sock,server=on,wait=off -netdev stream,id=l0,server=on,addr.type=unix,addr.path=$sock -device virtio-net-pci,netdev=l0,mac=$mac1 -netdev stream,id=l1,server=on,addr.type=unix,addr.path=$sock2 ${nic2}1"
 	pid1=$vm_pid
 	for _ in $(seq 100); do [ -S "$sock" ] && [ -S "$sock2" ] && break; sleep 0.1; done
 	[ -S "$sock" ] && [ -S "$sock2" ] || die "VM 1 did not open the link sockets"
 	start_vm 2 "${4:-smc_rs}" "$5" \
-		"-netdev stream,id=l0,server=off,addr.type=unix,addr.path=$sock -device virtio-net-pci,netdev=l0,mac=$mac2 -netdev stream,id=l1,server=off,addr.type=unix,addr.path=$sock2 ${nic2}2"
+		"-monitor unix:$out/mon-vm2.sock,server=on,wait=off -netdev stream,id=l0,server=off,addr.type=unix,addr.path=$sock -device virtio-net-pci,netdev=l0,mac=$mac2 -netdev stream,id=l1,server=off,addr.type=unix,addr.path=$sock2 ${nic2}2"
 	pid2=$vm_pid
+	python3 "$here/link-ctl.py" "$out" &
+	linkctl_pid=$!
+	trap 'touch "$out/linkctl.stop"; kill "$decoder_pid" 2>/dev/null; wait "$linkctl_pid" 2>/dev/null' EXIT
+	touch "$out/linkctl.on"
 	rc1=0; rc2=0
 	finish 1 "$pid1" || rc1=$?
 	finish 2 "$pid2" || rc2=$?

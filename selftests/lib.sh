@@ -307,9 +307,38 @@ second_link_down() {
 	rdma link delete rxe1 2>/dev/null
 	ip addr flush dev eth1 2>/dev/null
 	ip link set eth1 down 2>/dev/null
-	ip link set eth0 up
+	qemu_link eth1 on
+	nic_up eth0
 	sysctl -qw net.ipv4.conf.all.arp_ignore=0 net.ipv4.conf.all.arp_announce=0
 	[ ! -e /sys/class/infiniband/rxe1 ]
+}
+
+# nic_down DEV, nic_up DEV: a pair's NIC (eth0, eth1) down or up as a pulled
+# cable would take it: its carrier at QEMU's end through vm.sh's link-ctl.py
+# (the emulator then drops what arrives for it instead of holding it, which
+# would stop the peer VM altogether), and the NIC itself (ip link).
+qemu_link() {
+	local dev=$1 state=$2 req _
+	[ -f "$SMC_OUT/linkctl.on" ] || return 0
+	req=$SMC_OUT/linkctl-vm$SMC_VM-$$-$RANDOM
+	echo "l${dev#eth} $state" >"$req.tmp" && mv "$req.tmp" "$req.req" || return 1
+	for _ in $(seq 100); do
+		if [ -f "$req.done" ]; then
+			! grep -qi error "$req.done"
+			local rc=$?
+			rm -f "$req.done"
+			return $rc
+		fi
+		sleep 0.1
+	done
+	echo "no answer from link-ctl.py for $dev $state" >&2
+	return 1
+}
+nic_down() {
+	qemu_link "$1" off && ip link set "$1" down
+}
+nic_up() {
+	ip link set "$1" up && qemu_link "$1" on
 }
 
 # rxe_sent DEV: the RoCE packets rxe device DEV sent so far.

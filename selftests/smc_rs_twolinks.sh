@@ -116,12 +116,12 @@ down_mid_echo() {
 	if [ "${down_by:-}" = rdma ]; then
 		rdma link delete "$gone" || rc=1
 	else
-		ip link set "$dev" down
+		nic_down "$dev" || rc=1
 	fi
 	down1=$(rxe_sent $left)
 	wait "$pid" || rc=1
 	if [ "${down_by:-}" != rdma ]; then
-		ip link set "$dev" up
+		nic_up "$dev" || rc=1
 		[ "$dev" = eth1 ] && { second_link_route || rc=1; }
 	fi
 	echo "$left sent_pkts $sent1 -> $down1 ($dev down) -> $(rxe_sent $left)"
