@@ -304,7 +304,7 @@ if [ "${SMC_TWOLINKS_MANY:-0}" = 1 ]; then
 	run_test "$mine $side: the link group SYM, both links active" lgr_sym
 	pair_signal back2
 	pair_await back2 60
-	n=500 many_size=262144
+	n=500 many_size=131072
 	if [ "$side" = server ]; then
 		rm -f "$many_rc"
 		(timeout 600 smc_echo server -f smc -p "$port" -n "$n"; echo $? >"$many_rc") &

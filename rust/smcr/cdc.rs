@@ -272,6 +272,7 @@ pub(crate) fn post_locked(
     sh.tx_seq = sh.tx_seq.wrapping_add(1);
     sh.rx_cons_sent = sh.rx_cons;
     sh.rx_cons_wanted = false;
+    sh.cursors_due = false;
     sh.announced_state = sh.sent_state;
     Ok(())
 }

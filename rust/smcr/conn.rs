@@ -76,6 +76,11 @@ pub(crate) struct ConnShared {
     /// and may wait in the queue for a free send slot: the push that
     /// serves the queue sends it however little was read.
     pub(crate) rx_cons_wanted: bool,
+    /// Both cursors go to the peer with the next push, whatever changed:
+    /// the connection moved to another link, and a message of ours that
+    /// the old one completed may still be lost at the peer (cursors are
+    /// absolute, so the next message makes it good).
+    pub(crate) cursors_due: bool,
     /// The peer's producer cursor as last received.
     pub(crate) rx_prod_curs: Cursor,
     /// Bytes the application has put into the send buffer.
@@ -214,6 +219,7 @@ impl Conn {
                         rx_cons: 0,
                         rx_cons_sent: 0,
                         rx_cons_wanted: false,
+                        cursors_due: false,
                         rx_prod_curs: Cursor::default(),
                         tx_copied: 0,
                         tx_prod: 0,

@@ -239,13 +239,15 @@ fn push_locked(conn: &Conn) {
     }
     // What a reader or the close machine could not send for want of a
     // free slot (the connection queued for one) goes now, unless a data
-    // write above carried it: the consumer cursor while it is due, and new
-    // connection state flags once the bytes before them are written (an
+    // write above carried it: the consumer cursor while it is due, both
+    // cursors once after a move to another link, and new connection state
+    // flags once the bytes before them are written (an
     // abort at once). A link that is down takes them with it; the
     // clcsock's reset tells the peer then.
     let flags_due = sh.sent_state != sh.announced_state
         && (sh.tx_copied == sh.tx_prod || sh.sent_state.peer_conn_abort);
-    if flags_due || (sh.error.is_none() && cdc::consumer_update_due(conn, &sh)) {
+    let cursors_due = sh.cursors_due || cdc::consumer_update_due(conn, &sh);
+    if flags_due || (sh.error.is_none() && cursors_due) {
         if let Ok(Some(slot)) = link.get_slot_or_queue(conn.token) {
             if cdc::post_locked(conn, &link, &mut sh, slot, ProducerFlags::default()).is_err() {
                 link.put_slot(slot);

@@ -33,7 +33,7 @@ use crate::sys::ib::buf::DmaBuf;
 use crate::sys::ib::cq::Cq;
 use crate::sys::ib::device::IbDevice;
 use crate::sys::ib::pd::Pd;
-use crate::sys::ib::qp::{Init, Qp, QpCaps, QpState, RtrParams, Rts};
+use crate::sys::ib::qp::{Init, Qp, QpCaps, RtrParams, Rts};
 use crate::sys::print::smc_dbg;
 use crate::sys::sync::{new_spinlock_bh, SpinLockBh};
 use crate::sysctl::LgrParams;
@@ -449,54 +449,50 @@ impl Link {
     }
 
     /// Copies the first bytes of what receive slot `slot` got (`len`
-    /// bytes) into `out` and posts the slot again, unless `hold` says from
-    /// those bytes that it must wait. Returns how many bytes were copied
-    /// (0 without a queue pair) and whether the slot was held; `Err` when
-    /// it could not be posted again.
+    /// bytes, in `bufs`) into `out` and, unless `hold` says from those
+    /// bytes that the slot must wait, posts it again. Returns how many
+    /// bytes were copied and whether the slot was held. The message is
+    /// taken even when the slot cannot be posted again: it arrived, and the
+    /// peer's device saw it acknowledged (a CDC message dropped here would
+    /// be lost for good: a failover resends only what did not complete).
+    /// On a link that is down nothing is posted again (its queue pair
+    /// drains); on a live one a failed post takes it down.
     fn take_rx(
         &self,
+        bufs: &[DmaBuf],
         slot: u32,
         len: usize,
         out: &mut [u8],
         hold: impl Fn(&[u8]) -> bool,
-    ) -> Result<(usize, bool)> {
-        match &*self.qp.lock() {
-            LinkQp::Init(qp) => self.take_rx_on(qp, slot, len, out, hold),
-            LinkQp::Rts(qp) => self.take_rx_on(qp, slot, len, out, hold),
-            LinkQp::None => Ok((0, false)),
-        }
-    }
-
-    fn take_rx_on<S: QpState>(
-        &self,
-        qp: &Qp<S, Link>,
-        slot: u32,
-        len: usize,
-        out: &mut [u8],
-        hold: impl Fn(&[u8]) -> bool,
-    ) -> Result<(usize, bool)> {
-        let n = self.rx_layout.read(qp, RX_BUFS, slot, len, out);
+    ) -> (usize, bool) {
+        let n = self.rx_layout.read(bufs, RX_BUFS, slot, len, out);
         let held = out.get(..n).is_some_and(hold);
         if !held {
-            self.rx_layout.post(qp, RX_BUFS, slot)?;
+            self.repost_rx(slot);
         }
-        Ok((n, held))
+        (n, held)
+    }
+
+    /// Posts receive slot `slot` again (see [`take_rx`](Self::take_rx)).
+    fn repost_rx(&self, slot: u32) {
+        let posted = match &*self.qp.lock() {
+            _ if self.state() == LinkState::Down => return,
+            LinkQp::Init(qp) => self.rx_layout.post(qp, RX_BUFS, slot),
+            LinkQp::Rts(qp) => self.rx_layout.post(qp, RX_BUFS, slot),
+            LinkQp::None => return,
+        };
+        if let Err(e) = posted {
+            smc_dbg!("link: receive slot {} not posted again ({:?})", slot, e);
+            self.link_down();
+        }
     }
 
     /// Handles the LLC message of `len` bytes (more than 44) that receive
     /// slot `slot` holds: copies it whole, posts the slot again, and hands
     /// the copy to the owner (softirq, no allocation).
-    fn recv_long(&self, owner: &dyn LinkOwner, slot: u32, len: usize) {
+    fn recv_long(&self, owner: &dyn LinkOwner, bufs: &[DmaBuf], slot: u32, len: usize) {
         let mut copy = self.rx_long.lock();
-        let n = match self.take_rx(slot, len, copy.as_mut_slice(), |_| false) {
-            Ok((n, _)) => n,
-            Err(e) => {
-                smc_dbg!("link: receive slot {} not posted again ({:?})", slot, e);
-                drop(copy);
-                self.link_down();
-                return;
-            }
-        };
+        let (n, _) = self.take_rx(bufs, slot, len, copy.as_mut_slice(), |_| false);
         let Some(msg) = copy.get(..n).filter(|m| !m.is_empty()) else {
             return;
         };

@@ -16,6 +16,7 @@ use super::slots::MAX_SLOTS;
 use crate::sys::errno::{EAGAIN, EBUSY, EINVAL, ENOLINK, ETIMEDOUT};
 use crate::sys::ib::mr::{MrAccess, RegisteredBuf};
 use crate::sys::ib::pd::Pd;
+use crate::sys::ib::buf::DmaBuf;
 use crate::sys::ib::qp::DrainedQp;
 use crate::sys::ib::wr::{QpEvent, QpHandler, WcStatus};
 use crate::sys::print::{smc_dbg, smc_warn_ratelimited};
@@ -436,7 +437,7 @@ impl QpHandler for Link {
         }
     }
 
-    fn recv_done(&self, slot: u32, byte_len: u32, status: WcStatus) {
+    fn recv_done(&self, slot: u32, byte_len: u32, status: WcStatus, bufs: &[DmaBuf]) {
         if status != WcStatus::Success {
             if status != WcStatus::Flushed {
                 smc_dbg!("link: receive completion error {:?}", status);
@@ -450,25 +451,20 @@ impl QpHandler for Link {
         // is posted again as soon as they are copied. A longer LLC message
         // keeps its slot until it was copied whole.
         let is_long = |head: &[u8]| len > LLC_LEN && head.first() != Some(&CDC_MSG_TYPE);
-        let (n, held) = match self.take_rx(slot, len, &mut msg, is_long) {
-            Ok(taken) => taken,
-            Err(e) => {
-                smc_dbg!("link: receive slot {} not posted again ({:?})", slot, e);
-                self.link_down();
-                return;
-            }
-        };
+        let (n, held) = self.take_rx(bufs, slot, len, &mut msg, is_long);
         if n == 0 {
             return;
         }
         self.activity.heard();
         let Some(owner) = self.owner() else { return };
         if held {
-            self.recv_long(&*owner, slot, len);
+            self.recv_long(&*owner, bufs, slot, len);
             return;
         }
         let Some(msg) = msg.get(..n) else { return };
         if msg.first() == Some(&CDC_MSG_TYPE) {
+            // Also on a link that went down: its queue pair drains what
+            // arrived before, and the peer counts it as delivered.
             owner.cdc_received(msg);
         } else {
             owner.llc_received(self, msg);

@@ -159,11 +159,12 @@ impl RxLayout {
     }
 
     /// Copies the first bytes of the message received in `slot` (`len`
-    /// bytes long) into `out`, as many as fit; returns how many were
-    /// copied (0 when the buffers are not there).
-    pub(crate) fn read<S: QpState, H: QpHandler>(
+    /// bytes long) into `out`, as many as fit, from `bufs`, the queue
+    /// pair's own buffers, whose receive buffers start at `first`; returns
+    /// how many were copied (0 when the buffers are not there).
+    pub(crate) fn read(
         self,
-        qp: &Qp<S, H>,
+        bufs: &[DmaBuf],
         first: usize,
         slot: u32,
         len: usize,
@@ -177,8 +178,8 @@ impl RxLayout {
             RxLayout::SharedTail => {
                 let (head, tail) = out.split_at_mut(n.min(WR_BUF_SIZE));
                 let off = slot as usize * SLOT_STRIDE;
-                if qp
-                    .local_buf(first)
+                if bufs
+                    .get(first)
                     .map_or(true, |b| b.read(off, head).is_err())
                 {
                     return 0;
@@ -186,12 +187,12 @@ impl RxLayout {
                 if tail.is_empty() {
                     return head.len();
                 }
-                match qp.local_buf(first + 1) {
+                match bufs.get(first + 1) {
                     Some(b) if b.read(WR_BUF_SIZE, tail).is_ok() => n,
                     _ => head.len(),
                 }
             }
-            RxLayout::PerSlot => match qp.local_buf(first + slot as usize) {
+            RxLayout::PerSlot => match bufs.get(first + slot as usize) {
                 Some(b) if b.read(0, out).is_ok() => n,
                 _ => 0,
             },

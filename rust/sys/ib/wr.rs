@@ -68,8 +68,10 @@ pub(crate) trait QpHandler: Send + Sync + 'static {
     fn send_done(&self, slot: u32, status: WcStatus);
 
     /// A receive request posted with receive slot `slot` completed with
-    /// `byte_len` bytes received.
-    fn recv_done(&self, slot: u32, byte_len: u32, status: WcStatus);
+    /// `byte_len` bytes received into the queue pair's own buffers,
+    /// `bufs` (those given at creation): they are readable here wherever
+    /// the queue pair itself is, even while it drains.
+    fn recv_done(&self, slot: u32, byte_len: u32, status: WcStatus, bufs: &[DmaBuf]);
 
     /// A memory registration (`Qp::post_reg_mr`) completed.
     fn reg_done(&self, _status: WcStatus) {}
@@ -457,7 +459,9 @@ unsafe extern "C" fn recv_done<H: QpHandler>(_cq: *mut bindings::ib_cq, wc: *mut
     let byte_len = unsafe { (*wc).byte_len };
     // SAFETY: the owner outlives every completion of its table (invariant).
     let owner = unsafe { &*slot.owner };
-    owner.handler.recv_done(slot.index, byte_len, status);
+    owner
+        .handler
+        .recv_done(slot.index, byte_len, status, &owner.local_bufs);
 }
 
 /// # Safety
