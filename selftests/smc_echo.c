@@ -536,7 +536,17 @@ static int churn(void)
 struct client_result {
 	uint64_t sum;
 	int ok;
+	/* The longest time nothing moved in an echo (a failover's pause). */
+	long pause_ms;
 };
+
+static long now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
 
 static int connect_retry(void)
 {
@@ -637,14 +647,18 @@ static void *client_one(void *arg)
  * server blocks writing the echo once our receive buffer is full, and
  * stops reading then, so a client blocked in send would wait for ever
  * (with SMC-R's 64 KiB buffers as soon as the echo lags by a few of
- * them). Fails when nothing moves for a minute.
+ * them). Fails when nothing moves for a minute. The longest time
+ * nothing moved goes into *pause_ms when it is longer.
  */
-static int echo_exchange(int fd, const unsigned char *out, unsigned char *in, size_t *got)
+static int echo_exchange(int fd, const unsigned char *out, unsigned char *in, size_t *got,
+			 long *pause_ms)
 {
 	size_t off = 0;
+	long last = now_ms();
 
 	while (off < size || *got < size) {
 		struct pollfd p = { .fd = fd, .events = POLLIN | (off < size ? POLLOUT : 0) };
+		size_t sent_before = off, got_before = *got;
 		ssize_t n;
 		int r = poll(&p, 1, 60000);
 
@@ -681,6 +695,13 @@ static int echo_exchange(int fd, const unsigned char *out, unsigned char *in, si
 			}
 			if (n > 0)
 				off += n;
+		}
+		if (off != sent_before || *got != got_before) {
+			long t = now_ms();
+
+			if (t - last > *pause_ms)
+				*pause_ms = t - last;
+			last = t;
 		}
 	}
 	return 0;
@@ -748,7 +769,7 @@ static void *client_once(void *arg)
 		fprintf(stderr, "smc_echo: sending the length: %s\n", strerror(errno));
 		goto out;
 	}
-	if (echo_exchange(fd, out, in, &got))
+	if (echo_exchange(fd, out, in, &got, &res->pause_ms))
 		goto out;
 	if (memcmp(in, out, size)) {
 		report_difference(in, out);
@@ -769,6 +790,7 @@ static int client(void)
 	struct client_result *res = calloc(conns, sizeof(*res));
 	pthread_t *th = calloc(conns, sizeof(*th));
 	uint64_t sum = 0;
+	long pause_ms = 0;
 	int i, failed = 0;
 
 	if (signal_usec)
@@ -781,10 +803,12 @@ static int client(void)
 		if (!res[i].ok)
 			failed++;
 		sum ^= res[i].sum;
+		if (res[i].pause_ms > pause_ms)
+			pause_ms = res[i].pause_ms;
 	}
-	printf("%s: %d connection(s) x %llu bytes echoed, %d failed, fnv1a %016llx\n",
+	printf("%s: %d connection(s) x %llu bytes echoed, %d failed, fnv1a %016llx, longest pause %ld ms\n",
 	       fam->name, conns * rounds, (unsigned long long)size, failed * rounds,
-	       (unsigned long long)sum);
+	       (unsigned long long)sum, pause_ms);
 	if (opening && !strcmp(opening, "fuzz")) {
 		/* Most fuzzed proposals are malformed: some must be declined. */
 		printf("fuzz: %d of %d openings declined in CLC\n", fuzz_declined, conns * rounds);
