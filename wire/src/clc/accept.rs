@@ -5,9 +5,8 @@
 
 use super::first_contact::{read_extensions, FirstContactExt, GidList, FCE_LEN_V20, FCE_LEN_V2X};
 use super::{
-    write_header, write_trailer, ClcError, Header, LocalInfo, MsgType, Reader, SmcType, Writer,
-    EID_LEN, HEADER_LEN, SMCR_ACCEPT_CONFIRM_LEN_V1, SMCR_ACCEPT_CONFIRM_LEN_V2, SMC_V1,
-    TRAILER_LEN,
+    write_trailer, ClcError, Header, LocalInfo, MsgType, Reader, SmcType, EID_LEN, HEADER_LEN,
+    SMCR_ACCEPT_CONFIRM_LEN_V1, SMCR_ACCEPT_CONFIRM_LEN_V2, SMC_V1, TRAILER_LEN,
 };
 
 /// Where the first contact extension starts in a v2 message: after the
@@ -73,15 +72,8 @@ impl SmcrAcceptConfirm {
     /// for at least 108 bytes and reads the extension wherever it would
     /// be; we refuse what it would misread.
     pub fn parse(msg: &[u8]) -> Result<Self, ClcError> {
-        let h = Header::parse(msg)?;
-        if h.kind != MsgType::Accept && h.kind != MsgType::Confirm {
-            return Err(ClcError::BadType);
-        }
-        if h.typev1 != SmcType::R {
-            return Err(ClcError::BadVersion);
-        }
+        let (h, first_contact) = Header::parse_accept_confirm(msg, SmcType::R)?;
         let len = h.length as usize;
-        let first_contact = h.typev2 & 2 != 0;
         let v2 = h.version != SMC_V1;
         let len_ok = if !v2 {
             len == SMCR_ACCEPT_CONFIRM_LEN_V1
@@ -177,9 +169,14 @@ impl SmcrAcceptConfirm {
             return Err(ClcError::BadLayout);
         }
         let len = self.encoded_len();
-        let mut w = Writer::new(buf, len)?;
-        let typev2 = if self.first_contact { 2 } else { 0 };
-        write_header(&mut w, self.kind, len, self.version, SmcType::R, typev2)?;
+        let mut w = Header::write_accept_confirm(
+            buf,
+            self.kind,
+            len,
+            self.version,
+            SmcType::R,
+            self.first_contact,
+        )?;
         self.local.write(&mut w)?;
         w.be24(self.qpn)?;
         w.be32(self.rmb_rkey)?;
@@ -377,17 +374,9 @@ mod tests {
         assert_eq!(SmcrAcceptConfirm::parse(&odd), Err(ClcError::BadLength));
         // Every length from the fixed part to the largest message, with
         // the confirm's bytes: an error or a consistent parse, no panic.
-        let mut big = [0u8; MAX_MESSAGE_LEN];
-        big[..196].copy_from_slice(&c);
-        for len in 0..=MAX_MESSAGE_LEN {
-            big[5..7].copy_from_slice(&(len as u16).to_be_bytes());
-            if len >= 4 {
-                big[len - 4..len].copy_from_slice(&SMCR);
-            }
-            if let Ok(m) = SmcrAcceptConfirm::parse(&big) {
-                assert_eq!(m.encoded_len(), len);
-            }
-        }
+        every_length(&c, &SMCR, |m| {
+            SmcrAcceptConfirm::parse(m).ok().map(|p| p.encoded_len())
+        });
     }
 
     #[test]

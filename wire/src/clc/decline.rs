@@ -4,7 +4,7 @@
 
 use super::{
     write_header, write_trailer, ClcError, DeclineReason, Header, MsgType, Reader, SmcType, Writer,
-    DECLINE_LEN_V1, DECLINE_LEN_V2, HEADER_LEN, OS_LINUX, SMC_V1, SYSTEMID_LEN,
+    DECLINE_LEN_V1, DECLINE_LEN_V2, EYECATCHER_SMCR, HEADER_LEN, OS_LINUX, SMC_V1, SYSTEMID_LEN,
 };
 
 /// A CLC Decline.
@@ -61,6 +61,7 @@ impl Decline {
         let typev2 = if self.sync_error { 2 } else { 0 };
         write_header(
             &mut w,
+            &EYECATCHER_SMCR,
             MsgType::Decline,
             len,
             self.version,

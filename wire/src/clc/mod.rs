@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! CLC (Connection Layer Control) messages exchanged over the TCP connection
-//! to negotiate SMC (RFC 7609, section 3.7; SMC-Rv2 extensions).
+//! to negotiate SMC (RFC 7609, section 3.7; SMC-Rv2 and SMC-Dv2 extensions).
 //!
 //! This module holds what every CLC message shares: the header, message
 //! and SMC types, decline reasons, errors and limits. Each message has its
@@ -11,6 +11,9 @@ mod accept;
 mod decline;
 mod first_contact;
 mod proposal;
+mod proposal_encode;
+mod smcd;
+mod smcd_accept;
 #[cfg(test)]
 mod testdata;
 
@@ -26,10 +29,18 @@ pub use first_contact::{
     MAX_FCE_GIDS, SMC_FEATURE_MASK, SMC_RELEASE, SMC_RELEASE_1,
 };
 #[allow(unused_imports)]
-pub use proposal::{
-    choose_variant, encode_proposal, Ipv4Prefix, Proposal, ProposalParams, ProposalV2, ServerCaps,
-    Variant,
+pub use proposal::{choose_variant, Ipv4Prefix, Proposal, ProposalV2, ServerCaps, Variant};
+#[allow(unused_imports)]
+pub use proposal_encode::{
+    encode_proposal, encode_proposal_smcd, ProposalParams, SmcdProposalParams,
 };
+#[allow(unused_imports)]
+pub use smcd::{
+    chid_is_emulated, GidChid, IsmDevice, IsmDevices, SmcdGid, SmcdV2Ext, GID_CHID_LEN,
+    LOOPBACK_CHID, MAX_SMCD_V2_EXT_OFFSET, SMCD_V2_EXT_LEN,
+};
+#[allow(unused_imports)]
+pub use smcd_accept::SmcdAcceptConfirm;
 
 use super::codec::{CodecError, Reader, Writer};
 
@@ -209,9 +220,12 @@ pub const SMCR_ACCEPT_CONFIRM_LEN_V1: usize = 68;
 /// first contact the extension and (in a confirm) the GID list follow
 /// (see [`SmcrAcceptConfirm`]).
 pub const SMCR_ACCEPT_CONFIRM_LEN_V2: usize = 108;
-/// Length of an SMC-D v1 accept or confirm.
+/// Length of an SMC-D v1 accept or confirm (upstream's
+/// `SMCD_CLC_ACCEPT_CONFIRM_LEN`).
 pub const SMCD_ACCEPT_CONFIRM_LEN_V1: usize = 48;
-/// Minimum length of an SMC-D v2 accept or confirm.
+/// Length of an SMC-D v2 accept or confirm without first contact (upstream's
+/// `SMCD_CLC_ACCEPT_CONFIRM_LEN_V2`); with first contact the extension
+/// follows (see [`SmcdAcceptConfirm`]).
 pub const SMCD_ACCEPT_CONFIRM_LEN_V2: usize = 78;
 
 /// OS type Linux, as sent in v2 declines and first contact extensions.
@@ -346,16 +360,55 @@ impl Header {
     }
 }
 
-/// Writes a CLC header. Every message we send carries the "SMCR" eyecatcher.
+impl Header {
+    /// Parses the header of an accept or confirm for SMC type `ty` (R or
+    /// D); returns it and whether it asks for a first contact.
+    fn parse_accept_confirm(msg: &[u8], ty: SmcType) -> Result<(Header, bool), ClcError> {
+        let h = Header::parse(msg)?;
+        if h.kind != MsgType::Accept && h.kind != MsgType::Confirm {
+            return Err(ClcError::BadType);
+        }
+        if h.typev1 != ty {
+            return Err(ClcError::BadVersion);
+        }
+        let first_contact = h.typev2 & 2 != 0;
+        Ok((h, first_contact))
+    }
+
+    /// Starts an accept or confirm of `len` bytes for SMC type `ty` (R or
+    /// D, which also picks the eyecatcher) in `buf` with its header.
+    fn write_accept_confirm(
+        buf: &mut [u8],
+        kind: MsgType,
+        len: usize,
+        version: u8,
+        ty: SmcType,
+        first_contact: bool,
+    ) -> Result<Writer<'_>, ClcError> {
+        let mut w = Writer::new(buf, len)?;
+        let eyecatcher = if ty == SmcType::D {
+            &EYECATCHER_SMCD
+        } else {
+            &EYECATCHER_SMCR
+        };
+        let typev2 = if first_contact { 2 } else { 0 };
+        write_header(&mut w, eyecatcher, kind, len, version, ty, typev2)?;
+        Ok(w)
+    }
+}
+
+/// Writes a CLC header with `eyecatcher`: "SMCR" in every message we send
+/// but SMC-D accepts and confirms.
 fn write_header(
     w: &mut Writer<'_>,
+    eyecatcher: &[u8; 4],
     kind: MsgType,
     len: usize,
     version: u8,
     typev1: SmcType,
     typev2: u8,
 ) -> Result<(), ClcError> {
-    w.put(&EYECATCHER_SMCR)?;
+    w.put(eyecatcher)?;
     w.u8(kind as u8)?;
     w.be16(u16::try_from(len).map_err(|_| ClcError::BadLength)?)?;
     w.u8((version << 4) | ((typev2 & 3) << 2) | (typev1 as u8))?;

@@ -1,32 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The CLC Proposal (client to server: what the client can do), its
-//! encoder, and the server's choice of a variant.
+//! The CLC Proposal (client to server: what the client can do) and the
+//! server's choice of a variant. The encoder is in `proposal_encode`, the
+//! SMC-D parts in `smcd`.
 
+use super::smcd::{read_smcd_area, read_smcd_v2_ext};
 use super::{
-    write_header, write_trailer, ClcError, DeclineReason, Header, LocalInfo, MsgType, Reader,
-    SmcType, Writer, EID_LEN, GID_LEN, HEADER_LEN, MAX_ISM_GIDS, MAX_UEIDS, MAX_V6_PREFIXES,
-    SMC_V1, SMC_V2, TRAILER_LEN,
+    ClcError, DeclineReason, GidChid, Header, LocalInfo, MsgType, Reader, SmcType, SmcdV2Ext,
+    EID_LEN, GID_CHID_LEN, GID_LEN, HEADER_LEN, MAX_ISM_GIDS, MAX_UEIDS, MAX_V6_PREFIXES,
+    SMCD_V2_EXT_LEN, SMC_V1, SMC_V2, TRAILER_LEN,
 };
 
 /// The fixed part of a proposal: header, local info, IP area offset.
-const PROPOSAL_BASE_LEN: usize = 40;
+pub(super) const PROPOSAL_BASE_LEN: usize = 40;
 /// The SMC-D area that follows the base in every proposal Linux sends.
-const PROPOSAL_SMCD_LEN: usize = 40;
+pub(super) const PROPOSAL_SMCD_LEN: usize = 40;
 /// The IPv4 prefix area.
-const PROPOSAL_PREFIX_LEN: usize = 8;
+pub(super) const PROPOSAL_PREFIX_LEN: usize = 8;
 /// One IPv6 prefix: address and prefix length.
 const IPV6_PREFIX_LEN: usize = 17;
 /// The fixed part of the v2 extension.
-const V2_EXT_LEN: usize = 40;
-/// The fixed part of the SMC-Dv2 extension.
-const SMCD_V2_EXT_LEN: usize = 48;
-/// One SMC-Dv2 GID/CHID entry.
-const ISM_GID_CHID_LEN: usize = 10;
+pub(super) const V2_EXT_LEN: usize = 40;
 /// Offset of the v2 extension offset field inside the SMC-D area, plus its size.
-const SMCD_V2_EXT_OFFSET_END: usize = 12;
+pub(super) const SMCD_V2_EXT_OFFSET_END: usize = 12;
 /// Offset of the v2 extension offset field inside the SMC-D area.
-const SMCD_V2_EXT_OFFSET_POS: usize = 10;
+pub(super) const SMCD_V2_EXT_OFFSET_POS: usize = 10;
 /// The largest v2 extension offset: past the prefix area of the largest
 /// proposal Linux sends (upstream's `smc_get_clc_v2_ext`).
 const MAX_V2_EXT_OFFSET: usize = PROPOSAL_SMCD_LEN - SMCD_V2_EXT_OFFSET_END
@@ -71,8 +69,9 @@ impl<'a> ProposalV2<'a> {
 
     /// Reads the v2 extension of a proposal indicating `typev2` (not N)
     /// where the SMC-D area locates it, with the checks upstream makes;
-    /// returns it and the length it takes in the message.
-    fn read(msg: &'a [u8], typev2: SmcType) -> Result<(Self, usize), ClcError> {
+    /// returns it, the length it takes in the message (with the SMC-Dv2
+    /// extension when `typev2` has SMC-D) and where it starts.
+    fn read(msg: &'a [u8], typev2: SmcType) -> Result<(Self, usize, usize), ClcError> {
         let mut s = Reader::at(msg, PROPOSAL_BASE_LEN + SMCD_V2_EXT_OFFSET_POS);
         let v2_off = usize::from(s.be16()?);
         // The extension must lie past the prefix area of the largest
@@ -98,7 +97,7 @@ impl<'a> ProposalV2<'a> {
         let ueids = e.bytes(eid_cnt * EID_LEN)?;
         let mut len = V2_EXT_LEN + eid_cnt * EID_LEN;
         if typev2.has_d() {
-            len += SMCD_V2_EXT_LEN + usize::from(ism_gid_count) * ISM_GID_CHID_LEN;
+            len += SMCD_V2_EXT_LEN + usize::from(ism_gid_count) * GID_CHID_LEN;
         }
         let ext = ProposalV2 {
             release: flag >> 4,
@@ -110,7 +109,7 @@ impl<'a> ProposalV2<'a> {
             ueids,
             ism_gid_count,
         };
-        Ok((ext, len))
+        Ok((ext, len, ext_start))
     }
 }
 
@@ -126,6 +125,12 @@ pub struct Proposal<'a> {
     ipv6_prefixes: &'a [u8],
     /// The v2 extension, when the proposal indicates a v2 variant.
     pub v2: Option<ProposalV2<'a>>,
+    /// The native ISM device of the SMC-D area (zero when the client
+    /// filled none in), when the proposal indicates SMC-D in v1 or v2.
+    pub smcd: Option<GidChid>,
+    /// The SMC-Dv2 extension, when v2 indicates SMC-D and the v2 extension
+    /// locates one (upstream declines SMC-Dv2 without it, `NOV2DEXT`).
+    pub smcd_v2: Option<SmcdV2Ext<'a>>,
 }
 
 /// The IP prefix area of a proposal: the IPv4 prefix and the number of
@@ -175,6 +180,8 @@ impl<'a> Proposal<'a> {
     /// Parses and validates a complete proposal with the checks upstream
     /// makes: prefix counts, UEID and GID counts, offsets inside the
     /// message, a length that matches the layout exactly, the trailer.
+    /// Stricter than upstream: an SMC-Dv1 offer needs its SMC-D area, and
+    /// an SMC-Dv2 extension must lie inside the message.
     pub fn parse(msg: &'a [u8]) -> Result<Self, ClcError> {
         let header = Header::parse(msg)?;
         if header.kind != MsgType::Proposal {
@@ -189,11 +196,14 @@ impl<'a> Proposal<'a> {
         }
         let prefix_start = PROPOSAL_BASE_LEN + iparea_offset;
         let prefixes = PrefixArea::read(msg, prefix_start)?;
-        if header.version == SMC_V1 {
-            Self::parse_v1(header, local, msg.len(), prefix_start, prefixes)
+        let smcd = read_smcd_area(msg, &header, iparea_offset)?;
+        let mut p = if header.version == SMC_V1 {
+            Self::parse_v1(header, local, msg.len(), prefix_start, prefixes)?
         } else {
-            Self::parse_v2(header, local, msg, iparea_offset, prefixes)
-        }
+            Self::parse_v2(header, local, msg, prefixes)?
+        };
+        p.smcd = smcd;
+        Ok(p)
     }
 
     /// The rest of a v1 proposal: an SMC variant and the prefix area, which
@@ -218,29 +228,26 @@ impl<'a> Proposal<'a> {
             ipv4_prefix,
             ipv6_prefixes: prefixes.ipv6()?,
             v2: None,
+            smcd: None,
+            smcd_v2: None,
         })
     }
 
     /// The rest of a v2 (or later) proposal: the SMC-D area, the prefix
-    /// area when v1 indicates a variant, the v2 extension when v2 does.
+    /// area when v1 indicates a variant, the v2 extension when v2 does and
+    /// the SMC-Dv2 extension when v2 indicates SMC-D.
     fn parse_v2(
         header: Header,
         local: LocalInfo,
         msg: &'a [u8],
-        iparea_offset: usize,
         prefixes: PrefixArea<'a>,
     ) -> Result<Self, ClcError> {
         let typev2 = SmcType::from_bits(header.typev2);
-        // An SMC-D v1 offer moves the prefix area; then the SMC-D area that
-        // locates the v2 extension is not where it must be.
-        if typev2 != SmcType::N && header.typev1.has_d() && iparea_offset != PROPOSAL_SMCD_LEN {
-            return Err(ClcError::BadLayout);
-        }
-        let (v2, v2_len) = if typev2 != SmcType::N {
-            let (ext, len) = ProposalV2::read(msg, typev2)?;
-            (Some(ext), len)
+        let (v2, v2_len, v2_start) = if typev2 != SmcType::N {
+            let (ext, len, start) = ProposalV2::read(msg, typev2)?;
+            (Some(ext), len, start)
         } else {
-            (None, 0)
+            (None, 0, 0)
         };
         let has_v1 = header.typev1 != SmcType::N;
         let v1_len = if has_v1 {
@@ -256,12 +263,18 @@ impl<'a> Proposal<'a> {
         } else {
             (None, &[][..])
         };
+        let smcd_v2 = match v2 {
+            Some(ext) if typev2.has_d() => read_smcd_v2_ext(msg, v2_start, ext.ism_gid_count)?,
+            _ => None,
+        };
         Ok(Proposal {
             header,
             local,
             ipv4_prefix,
             ipv6_prefixes,
             v2,
+            smcd: None,
+            smcd_v2,
         })
     }
 }
@@ -333,110 +346,6 @@ pub fn choose_variant(p: &Proposal<'_>, caps: ServerCaps) -> Result<Variant, Dec
         (false, false, Some(reason)) => reason,
         (false, false, None) => DeclineReason::PeerNoSmc,
     })
-}
-
-/// What a client proposes, for [`encode_proposal`]: SMC-R only, IPv4
-/// prefix, and optionally the SMC-Rv2 extension with UEIDs.
-///
-/// To send what Linux 6.12 sends: `release` [`super::SMC_RELEASE`] and
-/// `feature_mask` [`super::SMC_FEATURE_MASK`] (it offers both whatever the
-/// variant), `max_conns` 255 and `max_links` 2 (its sysctl defaults).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ProposalParams<'a> {
-    /// Offer SMC-Rv1 (needs a RoCEv1-capable device).
-    pub v1: bool,
-    /// Offer SMC-Rv2 (needs a RoCEv2 device and at least one UEID).
-    pub v2: bool,
-    /// The client's identity and RoCE port (v1).
-    pub local: LocalInfo,
-    /// The client's IPv4 prefix.
-    pub ipv4_prefix: Ipv4Prefix,
-    /// RoCEv2 GID (v2).
-    pub roce_gid: [u8; GID_LEN],
-    /// UEIDs (v2), at most [`MAX_UEIDS`].
-    pub ueids: &'a [[u8; EID_LEN]],
-    /// SMC release offered in v2.
-    pub release: u8,
-    /// Connections and links per link group wanted (release 1).
-    pub max_conns: u8,
-    /// Links per link group wanted (release 1).
-    pub max_links: u8,
-    /// Feature mask (release 1).
-    pub feature_mask: u16,
-}
-
-/// Encodes an SMC-R proposal the way Linux lays it out; returns the number
-/// of bytes written. The SMC-D area is always present; the SMC-Dv2
-/// extension never is (SMC-D is not offered). A proposal that offers
-/// neither v1 nor v2 is valid: it asks a CLC peer to decline.
-pub fn encode_proposal(p: &ProposalParams<'_>, buf: &mut [u8]) -> Result<usize, ClcError> {
-    if p.ueids.len() > MAX_UEIDS || (p.v2 && p.ueids.is_empty()) {
-        return Err(ClcError::BadLayout);
-    }
-    let v1_len = if p.v1 { PROPOSAL_PREFIX_LEN } else { 0 };
-    let v2_len = if p.v2 {
-        V2_EXT_LEN + p.ueids.len() * EID_LEN
-    } else {
-        0
-    };
-    let len = PROPOSAL_BASE_LEN + PROPOSAL_SMCD_LEN + v1_len + v2_len + TRAILER_LEN;
-    // Linux always sends a v2 header; a v1-only peer reads the v1 part.
-    let version = SMC_V2;
-    let typev1 = if p.v1 { SmcType::R } else { SmcType::N };
-    let typev2 = if p.v2 {
-        SmcType::R as u8
-    } else {
-        SmcType::N as u8
-    };
-    let mut w = Writer::new(buf, len)?;
-    write_header(&mut w, MsgType::Proposal, len, version, typev1, typev2)?;
-    // The sender's identity is for the v1 offer only: without it Linux
-    // leaves the 30 bytes zero (an SMC-Rv2 server reads the GID from the
-    // v2 extension).
-    if p.v1 {
-        p.local.write(&mut w)?;
-    } else {
-        w.zeros(30)?;
-    }
-    // Without a v1 offer there is no prefix area of its own.
-    w.be16(if p.v1 { PROPOSAL_SMCD_LEN as u16 } else { 0 })?;
-    // SMC-D area: no ISM device; only the v2 extension offset.
-    w.zeros(SMCD_V2_EXT_OFFSET_POS)?;
-    let v2_off = if p.v2 {
-        PROPOSAL_SMCD_LEN - SMCD_V2_EXT_OFFSET_END + v1_len
-    } else {
-        0
-    };
-    w.be16(v2_off as u16)?;
-    w.zeros(PROPOSAL_SMCD_LEN - SMCD_V2_EXT_OFFSET_END)?;
-    if p.v1 {
-        w.be32(p.ipv4_prefix.subnet)?;
-        w.u8(p.ipv4_prefix.len)?;
-        w.zeros(3)?; // reserved, no IPv6 prefixes
-    }
-    if p.v2 {
-        write_v2_ext(p, &mut w)?;
-    }
-    write_trailer(&mut w)?;
-    Ok(len)
-}
-
-/// Writes the SMC-Rv2 extension of a proposal: no SMC-D, the UEIDs.
-fn write_v2_ext(p: &ProposalParams<'_>, w: &mut Writer<'_>) -> Result<(), ClcError> {
-    w.u8(p.ueids.len() as u8)?;
-    w.u8(0)?;
-    w.u8(0)?;
-    w.u8(p.release << 4)?;
-    w.zeros(4)?;
-    w.put(&p.roce_gid)?;
-    w.u8(p.max_conns)?;
-    w.u8(p.max_links)?;
-    w.be16(p.feature_mask)?;
-    w.zeros(12)?;
-    for u in p.ueids {
-        w.put(u)?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
