@@ -21,7 +21,7 @@ KLLVM = $(if $(shell grep -s '^CONFIG_CC_IS_CLANG=y' $(KDIR)/.config),LLVM=1)
 
 PREFIX ?= /usr/local
 
-.PHONY: kernel-check install all modules clippy kdir kernel setup clean help vm vm-pair check check-long check-kasan demo walkthrough bench host-test fuzz fuzz-long selftests-build selftests tools
+.PHONY: kernel-check install all modules clippy kdir kernel setup clean help vm vm-pair check check-long check-kasan demo walkthrough bench host-test fuzz fuzz-long selftests-build selftests tools man
 
 all: modules
 
@@ -61,14 +61,31 @@ host-test:
 # was built for>/updates (depmod included), the operator tools into
 # DESTDIR$(PREFIX)/sbin, smc_run (for every user, as upstream) into
 # DESTDIR$(PREFIX)/bin and its library as DESTDIR$(PREFIX)/lib/libsmc-preload.so
-# (smc_run looks in ../lib from where it is).
-install: kernel-check modules tools
+# (smc_run looks in ../lib from where it is), the man pages into
+# DESTDIR$(PREFIX)/share/man and the bash completion into
+# DESTDIR$(PREFIX)/share/bash-completion/completions.
+install: kernel-check modules tools man
 	@PATH="$(KPATH)" $(MAKE) -C $(KDIR) M=$(TOP) $(KLLVM) INSTALL_MOD_PATH=$(DESTDIR) INSTALL_MOD_DIR=updates modules_install
 	@install -d $(DESTDIR)$(PREFIX)/sbin
 	@install -m 0755 tools/target/release/smcss tools/target/release/smcr tools/target/release/smcd tools/target/release/smc_pnet $(DESTDIR)$(PREFIX)/sbin/
 	@install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib
 	@install -m 0755 tools/target/release/smc_run $(DESTDIR)$(PREFIX)/bin/
 	@install -m 0755 tools/target/release/libsmc_preload.so $(DESTDIR)$(PREFIX)/lib/libsmc-preload.so
+	@install -d $(DESTDIR)$(PREFIX)/share/man/man7 $(DESTDIR)$(PREFIX)/share/man/man8
+	@install -m 0644 $(MAN_OUT)/*.7 $(DESTDIR)$(PREFIX)/share/man/man7/
+	@install -m 0644 $(MAN_OUT)/*.8 $(DESTDIR)$(PREFIX)/share/man/man8/
+	@install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	@install -m 0644 tools/completion/smcss tools/completion/smcr tools/completion/smcd \
+		tools/completion/smc_pnet tools/completion/smc_run \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/
+
+# The man pages (reST in Documentation/man) as roff, in $(MAN_OUT).
+MAN_OUT := $(TOP)/tools/target/man
+man:
+	@mkdir -p $(MAN_OUT)
+	@for f in Documentation/man/*.rst; do \
+		rst2man --strict "$$f" "$(MAN_OUT)/$$(basename "$$f" .rst)" || exit 1; \
+	done
 
 # Userspace operator tools (smcss, smcr, smcd, smc_run and its preload
 # library), built with the rustup toolchain on PATH: tools/target/release/.
@@ -144,7 +161,8 @@ help:
 	@echo '  make check           run all tests: cargo test + kselftests in the VMs'
 	@echo '  make check-long      the same tests at soak scale (more connections, longer fuzzing)'
 	@echo '  make check-kasan     the fault tests on the KASAN kernel (clang-built, cached beside the default one)'
-	@echo '  make install        module and tools (DESTDIR=, PREFIX=/usr/local)'
+	@echo '  make install        module, tools, man pages, bash completion (DESTDIR=, PREFIX=/usr/local)'
+	@echo '  make man             the man pages (Documentation/man) as roff in tools/target/man'
 	@echo '  make tools           build the operator tools (tools/target/release/smcss, smcr, smcd, smc_run, libsmc_preload.so)'
 	@echo '  make fuzz            short fuzzing pass over the wire parsers (fuzz-long: 10^7 runs each)'
 	@echo '  make demo            boot two VMs and show AF_SMC client and server talking'

@@ -123,6 +123,10 @@ check "selftest programs build" make -C "$top/selftests" --no-print-directory ||
 # preload library next to it there, which its tests need).
 phase "tools: build"
 check "tools build (smcss, smc_run, libsmc-preload)" make -C "$top" --no-print-directory tools || finish
+check "man pages build (rst2man --strict) and render without warnings (man -l)" \
+	eval 'make -C "$top" --no-print-directory man && for m in "$top"/tools/target/man/*.[78]; do
+		[ -z "$(MANWIDTH=80 man --warnings -l "$m" 2>&1 >/dev/null)" ] || { echo "$m"; exit 1; }; done'
+check "bash completion offers every option and subcommand of the tools" bash "$top/tools/completion/test.sh"
 
 # vm_run NAME MODE ARGS...: one VM run (vm.sh MODE ARGS..., results in
 # $out/NAME), recorded with its times. VM runs go one at a time: a second
