@@ -254,7 +254,8 @@ fi
 #     a round of its own, without NIC failovers, the client's eth1
 #     silently dropping RoCE until TEST LINK (5 s) finds the link dead
 #     (7e); 500 connections spread over both links through the server's
-#     eth1 going down (7f).
+#     eth1 going down (7f). The rounds with upstream (7c, 7d) run with PNET
+#     IDs on every NIC and RDMA device.
 more="$t/smc_rs_rxsge.sh $t/smc_rs_v4mapped.sh"
 smcr="$t/smc_rs_smcr.sh $t/smc_rs_roce_blocked.sh $t/smc_rs_urgent.sh $t/smc_rs_scarce_slots.sh $t/smc_rs_abort_churn.sh $more"
 both="--mods smc_rs,smc_rs"
@@ -267,8 +268,8 @@ $round 6-capture $both $t/smc_rs_capture.sh;
 SMC_TWOLINKS_ONCE=1 $round 7-twolinks --mods upstream,upstream $t/smc_rs_twolinks.sh;
 $round 7a-twolinks $both $t/smc_rs_twolinks.sh;
 SMC_TWOLINKS_DOWN=client SMC_TWOLINKS_REMOVE=1 $round 7b-twolinks-client-down $both $t/smc_rs_twolinks.sh;
-$round 7c-twolinks-upstream-server --mods upstream,smc_rs $t/smc_rs_twolinks.sh;
-SMC_TWOLINKS_DOWN=client SMC_TWOLINKS_ONCE=1 $round 7d-twolinks-upstream-client --mods smc_rs,upstream $t/smc_rs_twolinks.sh;
+SMC_TWOLINKS_PNET=1 $round 7c-twolinks-upstream-server --mods upstream,smc_rs $t/smc_rs_twolinks.sh;
+SMC_TWOLINKS_PNET=1 SMC_TWOLINKS_DOWN=client SMC_TWOLINKS_ONCE=1 $round 7d-twolinks-upstream-client --mods smc_rs,upstream $t/smc_rs_twolinks.sh;
 SMC_TWOLINKS_ONLY=1 SMC_TWOLINKS_DOWN=client SMC_TWOLINKS_SILENT=1 $round 7e-twolinks-silent $both $t/smc_rs_twolinks.sh;
 SMC_TWOLINKS_ONLY=1 SMC_TWOLINKS_MANY=1 $round 7f-twolinks-many $both $t/smc_rs_twolinks.sh"
 if [ "$test_set" = faults ]; then

@@ -334,8 +334,12 @@ qemu_link() {
 	echo "no answer from link-ctl.py for $dev $state" >&2
 	return 1
 }
+# The NIC stays up a second after its carrier went: the guest takes what
+# its receive ring holds and posts it again, which lets QEMU drop a frame it
+# was holding for a full ring -- until then its stream netdev reads nothing
+# more, and the peer VM blocks on the full socket all the same.
 nic_down() {
-	qemu_link "$1" off && ip link set "$1" down
+	qemu_link "$1" off && sleep 1 && ip link set "$1" down
 }
 nic_up() {
 	ip link set "$1" up && qemu_link "$1" on

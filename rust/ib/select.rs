@@ -14,7 +14,7 @@
 //!   port's netdev and the devices stacked on it (VLANs), so this is
 //!   upstream's "the port's netdev is the interface or its base device".
 
-use super::pnet::netdev_pnetid;
+use super::pnet::{netdev_pnetid, PnetId};
 use super::devices::{with_devices, Name, SmcIbDevice, SmcIbPort};
 use crate::sys::ib::device::{GidEntry, IbDevice};
 use crate::sys::net::Net;
@@ -244,29 +244,44 @@ pub(crate) fn local_systemid() -> [u8; 8] {
 /// A device, port, GID and MTU that may carry another link.
 type Candidate = (Arc<SmcIbDevice>, u32, GidEntry, u32);
 
-/// A device other than `known` for another link of an SMC-Rv2 link group
-/// in `net` whose first link uses the address `saddr` (upstream's
-/// `smc_pnet_find_alt_roce` with `check_smcrv2`): an active port with a
-/// RoCE v2 IPv4 GID of the namespace on an interface whose subnet holds
-/// `saddr`. With `daddr` (the peer's address on the new link: a client
+/// A device other than `known`'s for another link of an SMC-Rv2 link
+/// group in `net` whose first link uses the address `saddr` (upstream's
+/// `smc_pnet_find_alt_roce` with `check_smcrv2`): an active port with
+/// `known`'s port's PNETID (none when it has none, as upstream matches
+/// the group's) and a RoCE v2 IPv4 GID of the namespace on an interface
+/// whose subnet holds `saddr`. With `daddr` (the peer's address on the new link: a client
 /// answering the server's ADD LINK), the route from that GID's address
 /// to `daddr` must leave by the same interface (upstream checks only that
 /// a route exists). Process context.
 pub(crate) fn find_alt_smcr_v2_device(
     net: &Net,
-    known: &SmcIbDevice,
+    known: &SmcrV2Device,
     saddr: [u8; 4],
     daddr: Option<[u8; 4]>,
 ) -> Option<SmcrV2Device> {
+    let pnetid = known
+        .device
+        .ports
+        .iter()
+        .find(|p| p.number == known.port)
+        .and_then(|p| p.pnetid(&known.device.dev));
+    let same_pnet = |p: Option<PnetId>| match (&p, &pnetid) {
+        (None, None) => true,
+        (Some(a), Some(b)) => a.matches(b),
+        _ => false,
+    };
     let candidates = with_devices(|devices| {
         let mut out: [Option<Candidate>; 4] = [const { None }; 4];
         let mut n = 0;
         for d in devices.iter() {
-            if core::ptr::eq(&**d, known) || d.removed.load(Ordering::Acquire) || !d.dev.usable_in(net) {
+            if core::ptr::eq(&**d, &*known.device)
+                || d.removed.load(Ordering::Acquire)
+                || !d.dev.usable_in(net)
+            {
                 continue;
             }
             for p in d.ports.iter() {
-                if !p.active.load(Ordering::Acquire) {
+                if !p.active.load(Ordering::Acquire) || !same_pnet(p.pnetid(&d.dev)) {
                     continue;
                 }
                 let mut found = None;
@@ -288,12 +303,28 @@ pub(crate) fn find_alt_smcr_v2_device(
         }
         out
     });
+    if candidates.iter().all(Option::is_none) {
+        smc_dbg!("ib: no other active port with an IPv4 GID on the group's subnet");
+    }
     candidates.into_iter().flatten().find_map(|(device, port, gid, mtu)| {
         let own = [gid.gid[12], gid.gid[13], gid.gid[14], gid.gid[15]];
         let (uses_gateway, nexthop_mac) = match daddr {
             Some(d) => {
-                let (ifindex, gateway) = route_dev_v4(net, own, d).ok()?;
+                let (ifindex, gateway) = match route_dev_v4(net, own, d) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        smc_dbg!("ib: {} port {}: no route to the peer ({:?})", Name(&device.dev), port, e);
+                        return None;
+                    }
+                };
                 if ifindex != gid.ifindex {
+                    smc_dbg!(
+                        "ib: {} port {}: the route to the peer leaves by ifindex {}, not {}",
+                        Name(&device.dev),
+                        port,
+                        ifindex,
+                        gid.ifindex
+                    );
                     return None;
                 }
                 // A direct peer's MAC comes in its ADD LINK; a gateway's

@@ -88,11 +88,11 @@ fn alt_device(
     });
     let saddr = gid_ipv4(&known.dev.gid);
     match sock {
-        Some(s) => find_alt_smcr_v2_device(s.net(), &known.dev.device, saddr, daddr),
+        Some(s) => find_alt_smcr_v2_device(s.net(), &known.dev, saddr, daddr),
         None => {
             let init = Net::init();
             (init.cookie() == known.params.net)
-                .then(|| find_alt_smcr_v2_device(init, &known.dev.device, saddr, daddr))
+                .then(|| find_alt_smcr_v2_device(init, &known.dev, saddr, daddr))
                 .flatten()
         }
     }
@@ -288,9 +288,14 @@ fn try_client_add_link(
     }
     let peer_same = req.sender_gid == via.peer().gid;
     let new_t = client_add_link_type(peer_same, alt.is_some()).ok_or(ENOLINK)?;
-    let idx = lgr
-        .with_links(|s| alloc_alt_link(s.kind, new_t, &s.slots()))
-        .ok_or(ENOLINK)?;
+    let idx = lgr.with_links(|s| {
+        let idx = alloc_alt_link(s.kind, new_t, &s.slots());
+        if idx.is_none() {
+            smc_dbg!("smcr: no slot for a {:?} link in a {:?} group", new_t, s.kind);
+        }
+        idx
+    });
+    let idx = idx.ok_or(ENOLINK)?;
     let dev = alt.unwrap_or_else(|| via.dev.clone());
     let peer = PeerLink {
         systemid: via.peer().systemid,

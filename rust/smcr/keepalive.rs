@@ -15,12 +15,15 @@
 //! and its close message was lost (upstream loses it when a killed task
 //! finds no free send slot; upstream's own side would hang there).
 //!
-//! A server's link group short of a link it may have (one lost, or one
-//! that could not be added) tries to add it again, 5 s after it fell
-//! short, then with the wait doubled up to a minute: upstream adds links
-//! only at first contact and when a port comes back, and a group whose
-//! one attempt there failed (as one may while the returning port's
-//! network is still settling) stays on one link for good.
+//! A link group short of a link it may have (one lost, or one that could
+//! not be added) tries to get it again, 5 s after it fell short, then with
+//! the wait doubled up to a minute: a server adds it, a client asks its
+//! server for it (REQ ADD LINK) when it has another device. Upstream adds
+//! links only at first contact and when a port comes back, and a group
+//! whose one attempt there failed (as one may while the returning port's
+//! network is still settling: an upstream server then offers a link from
+//! its same port, which a client without another path to it refuses)
+//! stays on one link for good.
 //!
 //! The registry runs [`LinkGroup::keep`] on each link group once per tick
 //! of its ticker, which runs only while there are link groups.
@@ -138,9 +141,7 @@ impl LinkGroup {
                 }
             });
         }
-        if self.link().role == Role::Server {
-            self.retry_add_link(now);
-        }
+        self.retry_add_link(now);
         // Each active link is tested on its own: one that does not answer
         // goes down, and its connections move to another one if the group
         // has it.
@@ -158,7 +159,8 @@ impl LinkGroup {
 }
 
 impl LinkGroup {
-    /// A server short of a link adds it when it is due (see the module).
+    /// A group short of a link adds it, or asks for it, when it is due
+    /// (see the module).
     fn retry_add_link(&self, now: u64) {
         let short = self.max_links() > 1 && self.with_links(|s| s.active().count()) < 2;
         let due = self.add_due.load(Ordering::Relaxed);

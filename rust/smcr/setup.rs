@@ -484,7 +484,7 @@ pub(crate) fn server_accept(
     // two seconds for an ADD LINK).
     let max_links = if first_contact
         && max_links > 1
-        && crate::ib::find_alt_smcr_v2_device(conn.waker.net(), &dev.device, gid_ipv4(&dev.gid), None)
+        && crate::ib::find_alt_smcr_v2_device(conn.waker.net(), dev, gid_ipv4(&dev.gid), None)
             .is_none()
     {
         1
