@@ -12,12 +12,9 @@
 # netdev ids vm.sh gives eth0 and eth1). Answer: OUT/linkctl-vmN-SEQ.done
 # holding what the monitor printed. Runs until OUT/linkctl.stop appears.
 #
-# Why: a guest that only sets its NIC down stops taking frames from the
-# stream netdev, and the peer's QEMU, whose end of that stream socket is the
-# accepted (blocking) one, then blocks in its main loop on the full socket:
-# the whole peer VM stands still until the NIC is up again. With the link
-# down at QEMU's end as well, the down VM's QEMU keeps reading and drops
-# what arrives, as a switch port with no cable would.
+# Why: a NIC taken down this way loses its carrier first, as with a pulled
+# cable (the guest sees a port error), and the down VM's QEMU keeps reading
+# its stream netdev and drops what arrives instead of holding it.
 import glob
 import os
 import socket

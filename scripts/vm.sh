@@ -31,7 +31,7 @@ mode=${1:?usage: vm.sh single MOD CMD | pair MOD1 CMD1 MOD2 CMD2}
 kdir=$("$here/build-kernel.sh")
 out=${SMC_VM_OUT:-$(mktemp -d /tmp/smc_rs-vm.XXXXXX)}
 mkdir -p "$out"
-rm -f "$out"/vm*.rc "$out"/vm*.ready "$out"/vm*.dmesg "$out"/vm*.kmemleak "$out"/vm*.log "$out"/link.sock "$out"/link2.sock \
+rm -f "$out"/vm*.rc "$out"/vm*.ready "$out"/vm*.dmesg "$out"/vm*.kmemleak "$out"/vm*.log "$out"/link*.sock \
 	"$out"/mon-vm*.sock "$out"/linkctl*
 rm -rf "$out/decode"
 mkdir -p "$out/decode"
@@ -89,23 +89,34 @@ single)
 	finish 1 "$vm_pid"
 	;;
 pair)
-	sock=$out/link.sock sock2=$out/link2.sock
+	# Each link is a frame relay with a socket for each VM's QEMU (see
+	# selftests/tools/frame_relay.c): neither QEMU has the blocking end.
+	relay=$top/selftests/tools/frame_relay
+	[ -x "$relay" ] || make -C "$top/selftests" --no-print-directory tools/frame_relay >/dev/null ||
+		die "cannot build $relay"
+	rm -f "$out"/link*.sock
+	"$relay" "$out/link-vm1.sock" "$out/link-vm2.sock" 2>"$out/relay0.log" &
+	relay0_pid=$!
+	"$relay" "$out/link2-vm1.sock" "$out/link2-vm2.sock" 2>"$out/relay1.log" &
+	relay1_pid=$!
+	for _ in $(seq 100); do
+		[ -S "$out/link-vm2.sock" ] && [ -S "$out/link2-vm2.sock" ] && break
+		sleep 0.1
+	done
 	mac1=52:54:00:5c:00:01
 	mac2=52:54:00:5c:00:02
 	# The second link's NICs: 52:54:00:5c:01:0N.
 	nic2="-device virtio-net-pci,netdev=l1,mac=52:54:00:5c:01:0"
 	log "booting VM 1 (module: ${2:-smc_rs}) and VM 2 (module: ${4:-smc_rs})"
 	start_vm 1 "${2:-smc_rs}" "$3" \
-		"-monitor unix:$out/mon-vm1.sock,server=on,wait=off -netdev stream,id=l0,server=on,addr.type=unix,addr.path=$sock -device virtio-net-pci,netdev=l0,mac=$mac1 -netdev stream,id=l1,server=on,addr.type=unix,addr.path=$sock2 ${nic2}1"
+		"-monitor unix:$out/mon-vm1.sock,server=on,wait=off -netdev stream,id=l0,server=off,addr.type=unix,addr.path=$out/link-vm1.sock -device virtio-net-pci,netdev=l0,mac=$mac1 -netdev stream,id=l1,server=off,addr.type=unix,addr.path=$out/link2-vm1.sock ${nic2}1"
 	pid1=$vm_pid
-	for _ in $(seq 100); do [ -S "$sock" ] && [ -S "$sock2" ] && break; sleep 0.1; done
-	[ -S "$sock" ] && [ -S "$sock2" ] || die "VM 1 did not open the link sockets"
 	start_vm 2 "${4:-smc_rs}" "$5" \
-		"-monitor unix:$out/mon-vm2.sock,server=on,wait=off -netdev stream,id=l0,server=off,addr.type=unix,addr.path=$sock -device virtio-net-pci,netdev=l0,mac=$mac2 -netdev stream,id=l1,server=off,addr.type=unix,addr.path=$sock2 ${nic2}2"
+		"-monitor unix:$out/mon-vm2.sock,server=on,wait=off -netdev stream,id=l0,server=off,addr.type=unix,addr.path=$out/link-vm2.sock -device virtio-net-pci,netdev=l0,mac=$mac2 -netdev stream,id=l1,server=off,addr.type=unix,addr.path=$out/link2-vm2.sock ${nic2}2"
 	pid2=$vm_pid
 	python3 "$here/link-ctl.py" "$out" &
 	linkctl_pid=$!
-	trap 'touch "$out/linkctl.stop"; kill "$decoder_pid" 2>/dev/null; wait "$linkctl_pid" 2>/dev/null' EXIT
+	trap 'touch "$out/linkctl.stop"; kill "$decoder_pid" "$relay0_pid" "$relay1_pid" 2>/dev/null; wait "$linkctl_pid" 2>/dev/null' EXIT
 	touch "$out/linkctl.on"
 	rc1=0; rc2=0
 	finish 1 "$pid1" || rc1=$?

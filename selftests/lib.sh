@@ -315,8 +315,8 @@ second_link_down() {
 
 # nic_down DEV, nic_up DEV: a pair's NIC (eth0, eth1) down or up as a pulled
 # cable would take it: its carrier at QEMU's end through vm.sh's link-ctl.py
-# (the emulator then drops what arrives for it instead of holding it, which
-# would stop the peer VM altogether), and the NIC itself (ip link).
+# (the emulator then drops what arrives for it instead of holding it), and
+# the NIC itself (ip link).
 qemu_link() {
 	local dev=$1 state=$2 req _
 	[ -f "$SMC_OUT/linkctl.on" ] || return 0
@@ -336,8 +336,8 @@ qemu_link() {
 }
 # The NIC stays up a second after its carrier went: the guest takes what
 # its receive ring holds and posts it again, which lets QEMU drop a frame it
-# was holding for a full ring -- until then its stream netdev reads nothing
-# more, and the peer VM blocks on the full socket all the same.
+# was holding for a full ring (until then its stream netdev reads nothing
+# more; the frame relay queues and drops for it meanwhile).
 nic_down() {
 	qemu_link "$1" off && sleep 1 && ip link set "$1" down
 }

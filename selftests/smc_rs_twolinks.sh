@@ -73,14 +73,19 @@ pair_await up 120
 # lgr_sym: the link group SYM within 15 s, both links active, one on
 # eth0 and one on eth1.
 lgr_sym() {
-	local _ show
+	local _ show lg
 	for _ in $(seq 150); do
 		show=$("$smcr" linkgroup link-show 2>/dev/null)
 		if echo "$show" | awk '$3 == "SYM" && $5 == "LINK_ACTIVE" { print $4 }' |
 			sort -u | tr '\n' ' ' | grep -qx 'eth0 eth1 '; then
-			"$smcr" linkgroup
+			lg=$("$smcr" linkgroup)
+			echo "$lg"
 			echo "$show"
-			return 0
+			# With PNET IDs, the group reports the one its links have
+			# (both modules).
+			[ "${SMC_TWOLINKS_PNET:-0}" != 1 ] ||
+				echo "$lg" | awk 'NR > 1 && $6 != "TWOLINKS" { bad = 1 } END { exit bad }'
+			return
 		fi
 		sleep 0.1
 	done

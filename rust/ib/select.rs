@@ -155,6 +155,17 @@ pub(crate) fn find_smcr_v2_device(net: &Net, route: &RouteInfo) -> Option<SmcrV2
 }
 
 impl SmcrV2Device {
+    /// The PNETID of the port (the hardware's, else the PNET table's):
+    /// for a group's link, the group's, as upstream records it from its
+    /// first link's port (`lgr->pnet_id`). Does not sleep.
+    pub(crate) fn pnetid(&self) -> Option<PnetId> {
+        self.device
+            .ports
+            .iter()
+            .find(|p| p.number == self.port)
+            .and_then(|p| p.pnetid(&self.device.dev))
+    }
+
     fn new(
         device: Arc<SmcIbDevice>,
         port: u32,
@@ -259,12 +270,7 @@ pub(crate) fn find_alt_smcr_v2_device(
     saddr: [u8; 4],
     daddr: Option<[u8; 4]>,
 ) -> Option<SmcrV2Device> {
-    let pnetid = known
-        .device
-        .ports
-        .iter()
-        .find(|p| p.number == known.port)
-        .and_then(|p| p.pnetid(&known.device.dev));
+    let pnetid = known.pnetid();
     let same_pnet = |p: Option<PnetId>| match (&p, &pnetid) {
         (None, None) => true,
         (Some(a), Some(b)) => a.matches(b),

@@ -81,8 +81,12 @@ fn fill_lgr(m: &mut GenlMessage<'_>, lgr: &LinkGroup, cookie: u64) -> Result {
         cookie,
         b::SMC_NLA_LGR_R_PAD as u16,
     )?;
-    // No PNETID (no PNET table, no hardware PNETID).
-    m.put_str(b::SMC_NLA_LGR_R_PNETID as u16, b"")?;
+    // The group's PNETID: its link's port's (empty without one).
+    let pnetid = lgr.link().dev.pnetid();
+    m.put_str(
+        b::SMC_NLA_LGR_R_PNETID as u16,
+        pnetid.as_ref().map_or(&[][..], |p| &p.raw()[..]),
+    )?;
     m.put_uint(b::SMC_NLA_LGR_R_SNDBUF_ALLOC as u16, sndbufs)?;
     m.put_uint(b::SMC_NLA_LGR_R_RMB_ALLOC as u16, rmbs)?;
     m.nest(b::SMC_NLA_LGR_R_V2_COMMON as u16, |m| {
