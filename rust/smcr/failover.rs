@@ -99,10 +99,9 @@ fn switch(lgr: &LinkGroup, conn: &Arc<Conn>, to: &Arc<Link>) {
         if sh.sent_state != ConnStateFlags::default() {
             sh.announced_state = ConnStateFlags::default();
         }
-        sh.rx_cons_wanted = sh.rx_cons > 0;
-        // And the cursors, even with nothing to write again: the peer's
-        // device acknowledged our last messages, but the peer may not
-        // have taken them all from its completion queue.
+        // Both cursors go once, even with nothing to write again: the
+        // peer's device acknowledged our last messages, but the peer may
+        // not have taken them all from its completion queue.
         sh.cursors_due = sh.tx_prod > 0 || sh.rx_cons > 0;
     }
     tx::push(conn);
