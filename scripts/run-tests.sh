@@ -256,7 +256,7 @@ fi
 #     (7e); 500 connections spread over both links through the server's
 #     eth1 going down (7f). The rounds with upstream (7c, 7d) run with PNET
 #     IDs on every NIC and RDMA device.
-more="$t/smc_rs_rxsge.sh $t/smc_rs_v4mapped.sh"
+more="$t/smc_rs_rxsge.sh $t/smc_rs_rkeys.sh $t/smc_rs_v4mapped.sh"
 smcr="$t/smc_rs_smcr.sh $t/smc_rs_roce_blocked.sh $t/smc_rs_urgent.sh $t/smc_rs_scarce_slots.sh $t/smc_rs_abort_churn.sh $more"
 both="--mods smc_rs,smc_rs"
 pair="$scale $round 1-pair $t/smc_rs_pair.sh;

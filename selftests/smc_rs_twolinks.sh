@@ -43,7 +43,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 peer=10.10.0.$((3 - SMC_VM))
 pair_tag=twolinks
 port=7460
-size=$(scaled 33554432 67108864)
+size=67108864
 smcr=$SMC_TOP/tools/target/release/smcr
 pair_modules
 if [ "${SMC_TWOLINKS_SILENT:-0}" = 1 ]; then
@@ -148,10 +148,12 @@ carried() {
 	[ "$rc" = 0 ] && [ $(($(rxe_sent $left) - sent1)) -ge $((size / 8192)) ]
 }
 
-# SMC_TWOLINKS_DOWN: the side whose NICs go down. SMC_TWOLINKS_ONCE=1:
+# SMC_TWOLINKS_DOWN: the side whose NICs go down, or two sides (FIRST,THEN):
+# FIRST's eth0, then THEN's eth1 (and what follows). SMC_TWOLINKS_ONCE=1:
 # only eth0, once (the reference run between two upstream modules, whose
 # failover has bugs beyond that).
-down_side=${SMC_TWOLINKS_DOWN:-server}
+down_sides=${SMC_TWOLINKS_DOWN:-server}
+down_side=${down_sides%%,*}
 # failover DEV N [SIZE]: the echo of N connections (SIZE bytes each) with
 # DEV of the down side going down in its middle, on this side.
 # down_or_carried DEV: the check this side runs while the down side's DEV
@@ -200,6 +202,7 @@ if [ "${SMC_TWOLINKS_ONCE:-0}" != 1 ] && [ "$only" != 1 ]; then
 	run_test "$mine $side: eth0 back, the link returns: SYM again" lgr_sym
 	pair_signal back
 	pair_await back 60
+	down_side=${down_sides##*,}
 	failover eth1 2
 fi
 

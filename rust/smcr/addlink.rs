@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Adding links to a link group and telling the peer a new RMB's keys, as
-//! upstream 6.12 does for SMC-Rv2 (`smc_llc_cli_add_link`,
-//! `smc_llc_srv_add_link`, `smc_llc_do_confirm_rkey`): the server finds
+//! Adding links to a link group, as upstream 6.12 does for SMC-Rv2
+//! (`smc_llc_cli_add_link`, `smc_llc_srv_add_link`): the server finds
 //! another RDMA device, proposes a new link in ADD LINK with the keys of
 //! every RMB on it, the client answers with its end and its keys, both
 //! move the new queue pair to RTS, register the buffers on it, and the
@@ -12,7 +11,7 @@
 
 use super::bufs::LgrBuf;
 use super::conn::Conn;
-use super::flows::FlowNext;
+use super::flows::{FlowNext, WAIT_MS};
 use super::lgr::LinkGroup;
 use super::link::{Link, LinkState, PeerLink};
 use super::llc;
@@ -27,8 +26,8 @@ use crate::wire::lgr_links::{
     alloc_alt_link, client_add_link_type, server_add_link_type, LgrType,
 };
 use crate::wire::llc::{
-    AddLink, AddLinkRkey, AddLinkV2Ext, ConfirmLink, ConfirmRkey, DeleteLink, EntryList, FlowType,
-    LinkRkey, LlcKind, LlcMessage, ReqAddLink, CONFIRM_RKEY_OTHERS, DEL_LOST_PATH, LLC_LEN, LLC_V2_MAX_LEN,
+    AddLink, AddLinkRkey, AddLinkV2Ext, ConfirmLink, DeleteLink, EntryList, FlowType,
+    LlcMessage, ReqAddLink, DEL_LOST_PATH, LLC_V2_MAX_LEN,
     REJ_RSN_NO_ALT_PATH,
 };
 use core::sync::atomic::Ordering;
@@ -36,8 +35,6 @@ use kernel::prelude::*;
 use kernel::sync::Arc;
 use kernel::types::ARef;
 
-/// How long a flow waits for the peer's answer (`SMC_LLC_WAIT_TIME`).
-const WAIT_MS: u32 = 2000;
 /// How long a new link waits for its CONFIRM LINK
 /// (`SMC_LLC_WAIT_FIRST_TIME`).
 const WAIT_FIRST_MS: u32 = 5000;
@@ -523,61 +520,5 @@ pub(crate) fn client_request_add_link(lgr: &Arc<LinkGroup>) {
     }
     if lgr.flows.stop() == FlowNext::RunFlow {
         lgr.run_work();
-    }
-}
-
-/// Tells the peer a new RMB's keys on every link (`smc_llc_do_confirm_rkey`)
-/// before the CLC message that names it: a local flow of its own (waiting
-/// for another to end), the request on the main link, the peer's answer.
-/// Process context, not under `lgr.conf`.
-pub(crate) fn confirm_rkey(lgr: &LinkGroup, rmb: &LgrBuf) -> Result {
-    if !lgr.flows.initiate_wait(FlowType::Rkey, WAIT_MS) {
-        return Err(ETIMEDOUT.into());
-    }
-    let r = confirm_rkey_flow(lgr, rmb);
-    if lgr.flows.stop() == FlowNext::RunFlow {
-        lgr.run_work();
-    }
-    r
-}
-
-fn confirm_rkey_flow(lgr: &LinkGroup, rmb: &LgrBuf) -> Result {
-    let via = lgr.link();
-    let (rkey, vaddr) = rmb.rkey(via.idx).ok_or(ENOLINK)?;
-    let mut others = [LinkRkey::default(); CONFIRM_RKEY_OTHERS];
-    let mut n = 0u8;
-    for l in lgr.links().iter().flatten() {
-        if l.idx == via.idx || l.state() != LinkState::Active {
-            continue;
-        }
-        let Some((k, a)) = rmb.rkey(l.idx) else { continue };
-        if let Some(o) = others.get_mut(usize::from(n)) {
-            *o = LinkRkey {
-                link_id: l.link_num.load(Ordering::Relaxed),
-                rkey: k,
-                vaddr: a,
-            };
-            n += 1;
-        }
-    }
-    let msg = ConfirmRkey {
-        version: llc::version(&via),
-        resp: false,
-        negative: false,
-        retry: false,
-        num_rkeys: n,
-        rkey,
-        vaddr,
-        others,
-    };
-    llc::send(&via, &LlcMessage::ConfirmRkey(msg))?;
-    let mut answer = [0u8; LLC_LEN];
-    let is_answer = |m: &LlcMessage<'_>| m.kind() == LlcKind::ConfirmRkey && m.is_response();
-    lgr.flows
-        .wait(WAIT_MS, &mut answer, is_answer)
-        .ok_or(ETIMEDOUT)?;
-    match LlcMessage::parse(&answer) {
-        Ok(LlcMessage::ConfirmRkey(c)) if !c.negative => Ok(()),
-        _ => Err(EPROTO.into()),
     }
 }

@@ -7,15 +7,13 @@
 
 use super::addlink::clear_link;
 use super::failover::move_off;
+use super::flows::WAIT_MS;
 use super::lgr::LinkGroup;
 use super::link::{LinkState, Role};
 use super::llc;
 use crate::wire::lgr_links::LgrType;
 use crate::wire::llc::{DeleteLink, LlcMessage, DEL_NOLNK, LLC_LEN};
 use kernel::sync::Arc;
-
-/// How long the server waits for the client's answer.
-const WAIT_MS: u32 = 2000;
 
 /// Handles the DELETE LINK `msg` that came over link slot `via`.
 pub(crate) fn peer_delete_link(lgr: &Arc<LinkGroup>, via: usize, msg: &[u8]) {

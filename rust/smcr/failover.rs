@@ -12,7 +12,7 @@
 use super::addlink::{clear_link, conns_of, send_delete_link, Cleared};
 use super::conn::Conn;
 use super::lgr::LinkGroup;
-use super::flows::FlowNext;
+use super::flows::{FlowNext, WAIT_MS};
 use super::link::{Link, LinkState, Role};
 use super::settle;
 use super::tx;
@@ -22,9 +22,6 @@ use crate::wire::lgr_links::{switch_resend_from, LgrType, LINKS_MAX};
 use crate::wire::llc::{FlowType, LlcMessage, LLC_LEN};
 use core::sync::atomic::Ordering;
 use kernel::sync::Arc;
-
-/// How long the server waits for the client's answer to its DELETE LINK.
-const WAIT_MS: u32 = 2000;
 
 /// Moves the connections of every link that is down, then clears it.
 pub(crate) fn run(lgr: &Arc<LinkGroup>) {

@@ -25,6 +25,9 @@ use crate::wire::llc::{
 use kernel::prelude::*;
 use kernel::sync::{new_condvar, Arc, CondVar, CondVarTimeoutResult};
 
+/// How long a flow waits for the peer's answer (`SMC_LLC_WAIT_TIME`).
+pub(crate) const WAIT_MS: u32 = 2000;
+
 /// What the link group does after a message was taken.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 #[must_use]
@@ -90,6 +93,22 @@ impl Flows {
             ),
             wait <- new_condvar!("Flows::wait"),
         }? Error))
+    }
+
+    /// Whether [`receive`](Self::receive) takes `msg` in a group that
+    /// keeps one link: the peer's CONFIRM RKEY and DELETE RKEY, which
+    /// change its keys in the table as in any group, and the answer a
+    /// local flow of ours waits for (such a group runs RKEY flows too).
+    /// Softirq.
+    pub(crate) fn takes_one_link(&self, msg: &[u8]) -> bool {
+        let Ok(parsed) = LlcMessage::parse(msg) else {
+            return false;
+        };
+        let (kind, resp) = (parsed.kind(), parsed.is_response());
+        if !resp {
+            return matches!(kind, LlcKind::ConfirmRkey | LlcKind::DeleteRkey);
+        }
+        route(kind, resp, self.role, &self.state.lock().st) == LlcAction::ToLocalFlow
     }
 
     /// Takes an LLC message that arrived on `link` (softirq), for a link

@@ -255,12 +255,14 @@ impl LinkGroup {
     /// fewer than `max`, counting the places taken and not yet filled:
     /// handshakes that chose it at the same time do not all pass the
     /// limit. The caller holds the registry's lock, so no two take the
-    /// last place. The RMBs kept in the pool or retired count too: they
-    /// hold rows of the peer's key table (as many as a group may have
-    /// connections), which a new RMB's CONFIRM RKEY would find full.
+    /// last place. The retired RMBs count too: they hold rows of the
+    /// peer's key table (as many as a group may have connections), which
+    /// a new RMB's CONFIRM RKEY would find full. The pooled ones hold
+    /// rows as well, but a connection takes one of them, or has one let
+    /// go for its new RMB ([`take_misfit`](Self::take_misfit)), when the
+    /// pool has any: the rows never outnumber the places.
     pub(crate) fn try_join(self: &Arc<Self>, max: usize) -> Option<Joining> {
-        let kept = self.pool.lock().iter().flatten().count()
-            + self.retired.lock().pairs.iter().flatten().count();
+        let kept = self.retired.lock().pairs.iter().flatten().count();
         if self.conn_count() + self.joining.load(Ordering::Acquire) + kept >= max {
             return None;
         }
@@ -335,17 +337,18 @@ impl LinkGroup {
 
     /// Keeps the buffers of a connection whose handshake failed after the
     /// peer got the RMB's rkey (see [`Retired`]). Process context.
-    pub(crate) fn retire_buffers(&self, pair: BufferPair) {
+    /// Returns the oldest pair it pushed out, for the caller to let go
+    /// ([`rkeys::retire`](super::rkeys::retire)).
+    #[must_use]
+    pub(crate) fn retire_buffers(&self, pair: BufferPair) -> Option<BufferPair> {
         // A link that is down takes no writes: `terminate` lets them go.
         if !self.alive() {
-            return;
+            return None;
         }
         let mut r = self.retired.lock();
         let at = r.next % RETIRED_MAX;
         r.next = at + 1;
-        let oldest = r.pairs.get_mut(at).and_then(|p| p.replace(pair));
-        drop(r);
-        drop(oldest);
+        r.pairs.get_mut(at).and_then(|p| p.replace(pair))
     }
 
     /// Counts an answer (Confirm or Decline) to one of our Accepts.
@@ -426,6 +429,20 @@ impl LinkGroup {
             .and_then(Option::take)
     }
 
+    /// A pooled pair of another size than a new connection's, for the
+    /// connection to let go ([`rkeys::let_go`](super::rkeys::let_go))
+    /// before it makes its own, after [`take_pooled_buffers`] found none
+    /// that fits: the pool keeps no buffers nobody asks for, and the
+    /// peer's key table no more rows than the group has places.
+    ///
+    /// [`take_pooled_buffers`]: Self::take_pooled_buffers
+    pub(crate) fn take_misfit(&self) -> Option<BufferPair> {
+        if self.link().state() != LinkState::Active {
+            return None;
+        }
+        self.pool.lock().iter_mut().find_map(Option::take)
+    }
+
     /// Keeps a freed connection's buffers for the next one (dropped when
     /// the link group ends, or without memory for the list), zeroed: no
     /// byte of one connection reaches another. Process context; off the
@@ -466,8 +483,9 @@ impl LinkOwner for LinkGroup {
 
     fn llc_received(&self, link: &Link, msg: &[u8]) {
         // A group that may get more links runs upstream's flows; one that
-        // keeps one link answers as such a group does.
-        if self.max_links() <= 1 {
+        // keeps one link answers as such a group does, but for the keys
+        // of the peer's RMBs and the answers to its own RKEY flows.
+        if self.max_links() <= 1 && !self.flows.takes_one_link(msg) {
             llc::received(link, msg);
             return;
         }
