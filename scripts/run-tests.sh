@@ -229,7 +229,8 @@ fi
 #     with the client's readers interrupted by signals, abortive-close
 #     churn (every word the server reads is its connection's), then smc_rs
 #     receiving with one scatter/gather entry per request (as on RNICs with
-#     max_recv_sge 1) and IPv6 clients to IPv4-mapped addresses;
+#     max_recv_sge 1), IPv6 clients to IPv4-mapped addresses, and
+#     300 connections of two RMB sizes on one link group (DELETE RKEY);
 #  3. the same with the roles swapped (upstream serves on VM 2), ending with
 #     the smc_rs client's orphaned connection (60 s);
 #  4. the rxe devices gone: negotiation only, both sides agree on TCP;
@@ -248,16 +249,17 @@ fi
 #     loses nothing); then smc_rs with two links in every pairing: SYM,
 #     eth0 down mid-echo (the server's, and between two smc_rs the
 #     client's; an smc_rs server also under an upstream client that loses
-#     its eth0, where an upstream server hangs), the link's return, then
-#     eth1 down under one connection on each link; between two smc_rs
+#     its eth0), the link's return, then eth1 down under one connection on
+#     each link (the server's under the upstream client); 64 MiB echoes;
+#     between two smc_rs
 #     with the client's NICs, then its rxe1 removed mid-echo (7b); in
 #     a round of its own, without NIC failovers, the client's eth1
 #     silently dropping RoCE until TEST LINK (5 s) finds the link dead
 #     (7e); 500 connections spread over both links through the server's
 #     eth1 going down (7f). The rounds with upstream (7c, 7d) run with PNET
 #     IDs on every NIC and RDMA device.
-more="$t/smc_rs_rxsge.sh $t/smc_rs_rkeys.sh $t/smc_rs_v4mapped.sh"
-smcr="$t/smc_rs_smcr.sh $t/smc_rs_roce_blocked.sh $t/smc_rs_urgent.sh $t/smc_rs_scarce_slots.sh $t/smc_rs_abort_churn.sh $more"
+more="$t/smc_rs_rxsge.sh $t/smc_rs_v4mapped.sh"
+smcr="$t/smc_rs_smcr.sh $t/smc_rs_roce_blocked.sh $t/smc_rs_urgent.sh $t/smc_rs_scarce_slots.sh $t/smc_rs_abort_churn.sh $more $t/smc_rs_rkeys.sh"
 both="--mods smc_rs,smc_rs"
 pair="$scale $round 1-pair $t/smc_rs_pair.sh;
 $round 2-smcr-server $smcr;
@@ -269,7 +271,7 @@ SMC_TWOLINKS_ONCE=1 $round 7-twolinks --mods upstream,upstream $t/smc_rs_twolink
 $round 7a-twolinks $both $t/smc_rs_twolinks.sh;
 SMC_TWOLINKS_DOWN=client SMC_TWOLINKS_REMOVE=1 $round 7b-twolinks-client-down $both $t/smc_rs_twolinks.sh;
 SMC_TWOLINKS_PNET=1 $round 7c-twolinks-upstream-server --mods upstream,smc_rs $t/smc_rs_twolinks.sh;
-SMC_TWOLINKS_PNET=1 SMC_TWOLINKS_DOWN=client SMC_TWOLINKS_ONCE=1 $round 7d-twolinks-upstream-client --mods smc_rs,upstream $t/smc_rs_twolinks.sh;
+SMC_TWOLINKS_PNET=1 SMC_TWOLINKS_DOWN=client,server $round 7d-twolinks-upstream-client --mods smc_rs,upstream $t/smc_rs_twolinks.sh;
 SMC_TWOLINKS_ONLY=1 SMC_TWOLINKS_DOWN=client SMC_TWOLINKS_SILENT=1 $round 7e-twolinks-silent $both $t/smc_rs_twolinks.sh;
 SMC_TWOLINKS_ONLY=1 SMC_TWOLINKS_MANY=1 $round 7f-twolinks-many $both $t/smc_rs_twolinks.sh"
 if [ "$test_set" = faults ]; then
