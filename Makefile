@@ -21,7 +21,7 @@ KLLVM = $(if $(shell grep -s '^CONFIG_CC_IS_CLANG=y' $(KDIR)/.config),LLVM=1)
 
 PREFIX ?= /usr/local
 
-.PHONY: kernel-check install all modules clippy kdir kernel setup clean help vm vm-pair check check-long check-kasan demo walkthrough bench host-test fuzz fuzz-long selftests-build selftests tools man
+.PHONY: kernel-check install uninstall all modules clippy kdir kernel setup clean help vm vm-pair check check-long check-kasan demo walkthrough bench host-test fuzz fuzz-long selftests-build selftests tools man
 
 all: modules
 
@@ -57,27 +57,40 @@ selftests-build:
 host-test:
 	@cd wire && cargo test --quiet
 
+# The operator tools, all for every user as upstream installs them.
+TOOLS := smcss smcr smcd smc_pnet smc_run smc_chk smc_dbg
+# The release of the kernel KDIR builds for.
+KRELEASE = $(shell cat $(KDIR)/include/config/kernel.release 2>/dev/null)
+
 # Installs the module into DESTDIR/lib/modules/<release of the kernel it
-# was built for>/updates (depmod included), the operator tools into
-# DESTDIR$(PREFIX)/sbin, smc_run (for every user, as upstream) into
-# DESTDIR$(PREFIX)/bin and its library as DESTDIR$(PREFIX)/lib/libsmc-preload.so
-# (smc_run looks in ../lib from where it is), the man pages into
-# DESTDIR$(PREFIX)/share/man and the bash completion into
-# DESTDIR$(PREFIX)/share/bash-completion/completions.
+# was built for>/updates (depmod included) with the modprobe.d file that
+# makes the kernel load smc_rs, not smc.ko, for AF_SMC and its netlink
+# families; the tools into DESTDIR$(PREFIX)/bin and smc_run's library as
+# DESTDIR$(PREFIX)/lib/libsmc-preload.so (smc_run looks in ../lib from
+# where it is), the man pages into DESTDIR$(PREFIX)/share/man and the bash
+# completion into DESTDIR$(PREFIX)/share/bash-completion/completions.
+# `make uninstall` (same DESTDIR and PREFIX) removes all of it.
 install: kernel-check modules tools man
 	@PATH="$(KPATH)" $(MAKE) -C $(KDIR) M=$(TOP) $(KLLVM) INSTALL_MOD_PATH=$(DESTDIR) INSTALL_MOD_DIR=updates modules_install
-	@install -d $(DESTDIR)$(PREFIX)/sbin
-	@install -m 0755 tools/target/release/smcss tools/target/release/smcr tools/target/release/smcd tools/target/release/smc_pnet $(DESTDIR)$(PREFIX)/sbin/
+	@install -d $(DESTDIR)/etc/modprobe.d
+	@install -m 0644 modprobe/smc_rs.conf $(DESTDIR)/etc/modprobe.d/
 	@install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib
-	@install -m 0755 tools/target/release/smc_run $(DESTDIR)$(PREFIX)/bin/
+	@install -m 0755 $(addprefix tools/target/release/,$(TOOLS)) $(DESTDIR)$(PREFIX)/bin/
 	@install -m 0755 tools/target/release/libsmc_preload.so $(DESTDIR)$(PREFIX)/lib/libsmc-preload.so
 	@install -d $(DESTDIR)$(PREFIX)/share/man/man7 $(DESTDIR)$(PREFIX)/share/man/man8
 	@install -m 0644 $(MAN_OUT)/*.7 $(DESTDIR)$(PREFIX)/share/man/man7/
 	@install -m 0644 $(MAN_OUT)/*.8 $(DESTDIR)$(PREFIX)/share/man/man8/
 	@install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
-	@install -m 0644 tools/completion/smcss tools/completion/smcr tools/completion/smcd \
-		tools/completion/smc_pnet tools/completion/smc_run \
+	@install -m 0644 $(addprefix tools/completion/,$(TOOLS)) \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/
+
+uninstall:
+	@rm -f $(DESTDIR)/lib/modules/$(KRELEASE)/updates/smc_rs.ko $(DESTDIR)/etc/modprobe.d/smc_rs.conf
+	@if [ -d $(DESTDIR)/lib/modules/$(KRELEASE) ]; then depmod -b $(if $(DESTDIR),$(DESTDIR),/) $(KRELEASE); fi
+	@rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(TOOLS)) $(DESTDIR)$(PREFIX)/lib/libsmc-preload.so
+	@rm -f $(addprefix $(DESTDIR)$(PREFIX)/share/man/man8/,$(notdir $(basename $(wildcard Documentation/man/*.8.rst))))
+	@rm -f $(addprefix $(DESTDIR)$(PREFIX)/share/man/man7/,$(notdir $(basename $(wildcard Documentation/man/*.7.rst))))
+	@rm -f $(addprefix $(DESTDIR)$(PREFIX)/share/bash-completion/completions/,$(TOOLS))
 
 # The man pages (reST in Documentation/man) as roff, in $(MAN_OUT).
 MAN_OUT := $(TOP)/tools/target/man
@@ -161,7 +174,8 @@ help:
 	@echo '  make check           run all tests: cargo test + kselftests in the VMs'
 	@echo '  make check-long      the same tests at soak scale (more connections, longer fuzzing)'
 	@echo '  make check-kasan     the fault tests on the KASAN kernel (clang-built, cached beside the default one)'
-	@echo '  make install        module, tools, man pages, bash completion (DESTDIR=, PREFIX=/usr/local)'
+	@echo '  make install        module, modprobe.d file, tools, man pages, bash completion (DESTDIR=, PREFIX=/usr/local)'
+	@echo '  make uninstall      removes what make install installed (same DESTDIR=, PREFIX=)'
 	@echo '  make man             the man pages (Documentation/man) as roff in tools/target/man'
 	@echo '  make tools           build the operator tools (tools/target/release/smcss, smcr, smcd, smc_run, libsmc_preload.so)'
 	@echo '  make fuzz            short fuzzing pass over the wire parsers (fuzz-long: 10^7 runs each)'

@@ -118,6 +118,8 @@ test_set=${SMC_TEST_SET:-all}
 		make -C "$top" --no-print-directory clippy KDIR="$kdir"
 check "smc_rs.ko builds against $(basename "$kdir")" make -C "$top" --no-print-directory modules KDIR="$kdir" || finish
 check "selftest programs build" make -C "$top/selftests" --no-print-directory || finish
+check "selftests/Makefile lists every test script and helper (TEST_PROGS, TEST_FILES), no compiled Python" \
+	make -C "$top/selftests" --no-print-directory check-lists
 
 # 2b. The operator tools: the build the VM tests use (smc_run finds its
 # preload library next to it there, which its tests need).
@@ -127,6 +129,8 @@ check "man pages build (rst2man --strict) and render without warnings (man -l)" 
 	eval 'make -C "$top" --no-print-directory man && for m in "$top"/tools/target/man/*.[78]; do
 		[ -z "$(MANWIDTH=80 man --warnings -l "$m" 2>&1 >/dev/null)" ] || { echo "$m"; exit 1; }; done'
 check "bash completion offers every option and subcommand of the tools" bash "$top/tools/completion/test.sh"
+check "make install (DESTDIR, PREFIX=/usr) installs the expected files, make uninstall removes them; dkms build against the bed's kernel tree" \
+	"$top/scripts/install-check.sh"
 
 # vm_run NAME MODE ARGS...: one VM run (vm.sh MODE ARGS..., results in
 # $out/NAME), recorded with its times. VM runs go one at a time: a second
@@ -182,14 +186,14 @@ round="bash $top/selftests/round.sh"
 t=$top/selftests
 
 # 3. The host's own tests: a short coverage-guided fuzzing pass over every
-# wire parser, up to 10 s a target (`make check-long`: 20 s, as `make
+# wire parser, up to 5 s a target (`make check-long`: 20 s, as `make
 # fuzz`; the long runs are recorded in wire/fuzz/RESULTS.md), and the
 # operator tools' unit tests. (Beside a VM run they took as long again and
 # slowed the guest as much: on these machines two busy processes share
 # less than two cores' worth.)
 if [ "$test_set" != faults ]; then
 phase "host: fuzz and the tools' cargo test"
-FUZZ_SHORT_SECS=${FUZZ_SHORT_SECS:-10} "$here/fuzz.sh" short >"$out/fuzz.log" 2>&1
+FUZZ_SHORT_SECS=${FUZZ_SHORT_SECS:-5} "$here/fuzz.sh" short >"$out/fuzz.log" 2>&1
 fuzz_rc=$?
 while IFS= read -r line; do
 	case "$line" in
@@ -230,7 +234,8 @@ fi
 #     churn (every word the server reads is its connection's), then smc_rs
 #     receiving with one scatter/gather entry per request (as on RNICs with
 #     max_recv_sge 1), IPv6 clients to IPv4-mapped addresses, and
-#     300 connections of two RMB sizes on one link group (DELETE RKEY);
+#     300 connections of two RMB sizes on one link group (DELETE RKEY),
+#     smc_chk (SMC-R, and a fallback's reason in words) and smc_dbg;
 #  3. the same with the roles swapped (upstream serves on VM 2), ending with
 #     the smc_rs client's orphaned connection (60 s);
 #  4. the rxe devices gone: negotiation only, both sides agree on TCP;
@@ -246,20 +251,21 @@ fi
 #     dissectors, with the idle link's TEST LINK exchange;
 #  7. the second link (eth1, rxe1) up: upstream on both sides, the bed's
 #     reference for link groups with two links (SYM, a failover that
-#     loses nothing); then smc_rs with two links in every pairing: SYM,
-#     eth0 down mid-echo (the server's, and between two smc_rs the
-#     client's; an smc_rs server also under an upstream client that loses
-#     its eth0), the link's return, then eth1 down under one connection on
-#     each link (the server's under the upstream client); 64 MiB echoes;
-#     between two smc_rs
-#     with the client's NICs, then its rxe1 removed mid-echo (7b); in
-#     a round of its own, without NIC failovers, the client's eth1
-#     silently dropping RoCE until TEST LINK (5 s) finds the link dead
-#     (7e); 500 connections spread over both links through the server's
-#     eth1 going down (7f). The rounds with upstream (7c, 7d) run with PNET
-#     IDs on every NIC and RDMA device.
+#     loses nothing); then smc_rs with two links in every pairing, 64 MiB
+#     echoes: SYM, one side's eth0 down mid-echo, the link's return, then
+#     the other side's eth1 down under one connection on each link
+#     (SMC_TWOLINKS_DOWN=FIRST,THEN): between two smc_rs the server's eth0
+#     and the client's eth1, then the client's rxe1 removed mid-echo (7a);
+#     an smc_rs client under an upstream server whose NICs go (7c); an
+#     smc_rs server under an upstream client that loses its eth0, then its
+#     own eth1 (7d). In rounds of their own, without NIC failovers, between
+#     two smc_rs: the client's eth1 silently dropping RoCE until TEST LINK
+#     (5 s) finds the link dead (7e); 500 connections spread over both
+#     links through the client's eth0 (the groups' first links) going down
+#     (7f). The rounds with upstream (7c, 7d) run with PNET IDs on every
+#     NIC and RDMA device.
 more="$t/smc_rs_rxsge.sh $t/smc_rs_v4mapped.sh"
-smcr="$t/smc_rs_smcr.sh $t/smc_rs_roce_blocked.sh $t/smc_rs_urgent.sh $t/smc_rs_scarce_slots.sh $t/smc_rs_abort_churn.sh $more $t/smc_rs_rkeys.sh"
+smcr="$t/smc_rs_smcr.sh $t/smc_rs_roce_blocked.sh $t/smc_rs_urgent.sh $t/smc_rs_scarce_slots.sh $t/smc_rs_abort_churn.sh $more $t/smc_rs_rkeys.sh $t/smc_rs_chk.sh"
 both="--mods smc_rs,smc_rs"
 pair="$scale $round 1-pair $t/smc_rs_pair.sh;
 $round 2-smcr-server $smcr;
@@ -268,12 +274,11 @@ $round 4-norxe --no-rxe $t/smc_rs_pair_norxe.sh;
 $round 5-smcr-both $both $t/smc_rs_semantics_pair.sh $t/smc_run_bpf.sh $t/smc_rs_smcr.sh $t/smc_rs_hostile.sh $t/smc_rs_roce_blocked.sh $t/smc_rs_urgent.sh $t/smc_rs_scarce_slots.sh $t/smc_rs_abort_churn.sh $t/smc_rs_clc_faults.sh $t/smc_rs_many_lgrs.sh $more;
 $round 6-capture $both $t/smc_rs_capture.sh;
 SMC_TWOLINKS_ONCE=1 $round 7-twolinks --mods upstream,upstream $t/smc_rs_twolinks.sh;
-$round 7a-twolinks $both $t/smc_rs_twolinks.sh;
-SMC_TWOLINKS_DOWN=client SMC_TWOLINKS_REMOVE=1 $round 7b-twolinks-client-down $both $t/smc_rs_twolinks.sh;
+SMC_TWOLINKS_DOWN=server,client SMC_TWOLINKS_REMOVE=1 $round 7a-twolinks $both $t/smc_rs_twolinks.sh;
 SMC_TWOLINKS_PNET=1 $round 7c-twolinks-upstream-server --mods upstream,smc_rs $t/smc_rs_twolinks.sh;
 SMC_TWOLINKS_PNET=1 SMC_TWOLINKS_DOWN=client,server $round 7d-twolinks-upstream-client --mods smc_rs,upstream $t/smc_rs_twolinks.sh;
 SMC_TWOLINKS_ONLY=1 SMC_TWOLINKS_DOWN=client SMC_TWOLINKS_SILENT=1 $round 7e-twolinks-silent $both $t/smc_rs_twolinks.sh;
-SMC_TWOLINKS_ONLY=1 SMC_TWOLINKS_MANY=1 $round 7f-twolinks-many $both $t/smc_rs_twolinks.sh"
+SMC_TWOLINKS_ONLY=1 SMC_TWOLINKS_DOWN=client SMC_TWOLINKS_MANY=1 SMC_TWOLINKS_MANY_DEV=eth0 $round 7f-twolinks-many $both $t/smc_rs_twolinks.sh"
 if [ "$test_set" = faults ]; then
 	# Under KASAN the guests boot in about 10 minutes and run 3 to 5 times
 	# slower: the fault scripts only, against upstream and between two

@@ -17,7 +17,7 @@ apt_pkgs=(
 	libbpf-dev bpftool
 	make pkg-config zlib1g-dev
 	python3-venv g++
-	python3-docutils man-db
+	python3-docutils man-db dkms
 	gnuplot-nox
 	redis-server redis-tools
 	tshark

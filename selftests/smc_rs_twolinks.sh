@@ -22,7 +22,7 @@
 # are chosen by PNET ID; everything else runs the same.
 # SMC_TWOLINKS_ONLY=1: no NIC failovers, only the phases asked for.
 # SMC_TWOLINKS_REMOVE=1: last, the down side's rxe1 is removed (rdma link
-# delete) under two 32 MiB echoes, whose rest rxe0 must carry.
+# delete) under two 16 MiB echoes, whose rest rxe0 must carry.
 # SMC_TWOLINKS_SILENT=1 (smcr_testlink_time 5 s on both sides from the
 # start): with two idle connections, one on each link, the down side's
 # eth1 silently drops every RoCE packet it receives (XDP, roce_drop.bpf.o): TEST LINK
@@ -305,8 +305,12 @@ many_conns() {
 
 if [ "${SMC_TWOLINKS_MANY:-0}" = 1 ]; then
 	# And 500 connections (two link groups: 255 at most each), connected
-	# first and spread over both links, through eth1 going down in the
-	# middle of their echoes.
+	# first and spread over both links, through the down side's NIC
+	# SMC_TWOLINKS_MANY_DEV (eth1, or eth0: the groups' first links) going
+	# down in the middle of their echoes.
+	many_dev=${SMC_TWOLINKS_MANY_DEV:-eth1}
+	many_left=rxe0
+	[ "$many_dev" = eth0 ] && many_left=rxe1
 	run_test "$mine $side: the link group SYM, both links active" lgr_sym
 	pair_signal back2
 	pair_await back2 60
@@ -330,10 +334,10 @@ if [ "${SMC_TWOLINKS_MANY:-0}" = 1 ]; then
 		many_conns "$n"
 	pair_signal manyseen
 	pair_await manyseen 60
-	down_or_carried eth1
-	# The total: eth1 goes down once 1/8 of it went over rxe1.
-	size=$((n * many_size)) run_test "$mine $side, $how: $n x $((many_size >> 10)) KiB echoed intact, the rest over rxe0 (rxe counters, TCP flat)" \
-		$check eth1 "$n" many_echo
+	down_or_carried "$many_dev"
+	# The total: the NIC goes down once 1/8 of it went over its rxe.
+	size=$((n * many_size)) run_test "$mine $side, $how: $n x $((many_size >> 10)) KiB echoed intact, the rest over $many_left (rxe counters, TCP flat)" \
+		$check "$many_dev" "$n" many_echo
 	[ "$side" = client ] && grep -v '^connected$' /tmp/twolinks-many.out
 fi
 
@@ -343,7 +347,7 @@ if [ "${SMC_TWOLINKS_REMOVE:-0}" = 1 ]; then
 	run_test "$mine $side: the link group SYM, both links active" lgr_sym
 	pair_signal back4
 	pair_await back4 60
-	down_by=rdma failover eth1 2 33554432
+	down_by=rdma failover eth1 2 16777216
 fi
 
 pair_signal done

@@ -35,7 +35,12 @@ smcr_opts="-a --absolute -v --version -d --details -dd --ddetails
            -h --help -ad -da"
 smcd_opts=$smcr_opts
 # tools/src/smc_run.rs, parse_options (both modes).
-smc_run_opts="-d -h -r -t -v --help --version --bpf --cgroup"
+smc_run_opts="-d -f -h -r -t -v --help --version --bpf --cgroup"
+# tools/src/smc_chk.rs and tools/src/bin/smc_dbg.rs, OPTS.
+smc_chk_opts="-C --connect -d --debug -h --help -i --pnetid -l --live-test
+              -p --port -s --static-analysis -S --server -v --version
+              -6 --ipv6"
+smc_dbg_opts="-h --help -t --tgz -v --version"
 
 # tools/src/smcr/common.rs, Flavor::objects.
 smcr_objects="device linkgroup info stats ueid dumpdev help"
@@ -196,7 +201,7 @@ PATH=$tmp/bin:$PATH
 
 # --- The scripts ------------------------------------------------------------
 
-for tool in smcss smcr smcd smc_pnet smc_run; do
+for tool in smcss smcr smcd smc_pnet smc_run smc_chk smc_dbg; do
     file=$dir/$tool
     if [[ ! -f $file ]]; then
         not_ok "$tool: completion script exists" "no $file"
@@ -212,13 +217,18 @@ done
 
 # --- Every option ---------------------------------------------------------------
 
-for tool in smcss smcr smcd smc_pnet smc_run; do
+for tool in smcss smcr smcd smc_pnet smc_run smc_chk smc_dbg; do
     var=${tool}_opts
     for opt in ${!var}; do
         offers "$tool offers $opt" "$tool -" "$opt"
     done
 done
 offers_exactly "smcss --w completes --wide" "smcss --w" --wide
+offers_exactly "smc_chk -i completes the interfaces" "smc_chk -i " eth7 ens1f0
+offers_exactly "smc_chk -l completes interfaces as operands" "smc_chk -l e" eth7 ens1f0
+offers_exactly "smc_chk -C takes a host: nothing offered" "smc_chk -C "
+offers_exactly "smc_dbg --t completes --tgz" "smc_dbg --t" --tgz
+offers_exactly "smc_run -f completes the families" "smc_run -f " smc inet auto
 offers "smcr -ab offers the single-dash long form -absolute" "smcr -ab" -absolute
 offers "smcr after -- offers objects, not options" "smcr -- " device
 lacks "smcr after -- offers no option" "smcr -- -" -d --details
@@ -231,8 +241,8 @@ getopt_table() {
         tr -d ' \n' | sed 's/),/)\n/g; s/},/}\n/g' | while read -r entry; do
         case $entry in
         *Opt::flag*|*Opt::with_arg*)
-            short=$(sed -n "s/.*('\\(.\\)',\"\\([a-z-]*\\)\").*/\\1/p" <<<"$entry")
-            long=$(sed -n "s/.*('\\(.\\)',\"\\([a-z-]*\\)\").*/\\2/p" <<<"$entry")
+            short=$(sed -n "s/.*('\\(.\\)',\"\\([a-z0-9-]*\\)\").*/\\1/p" <<<"$entry")
+            long=$(sed -n "s/.*('\\(.\\)',\"\\([a-z0-9-]*\\)\").*/\\2/p" <<<"$entry")
             [[ -n $short ]] && echo "-$short"
             [[ -n $long ]] && echo "--$long"
             ;;
@@ -288,7 +298,12 @@ object_source_words() {
 }
 
 if [[ -f $src/smcss.rs && -f $src/smc_pnet.rs && -f $src/smcr/mod.rs &&
-    -f $src/smc_run.rs && -f $src/smcr/common.rs ]]; then
+    -f $src/smc_run.rs && -f $src/smcr/common.rs && -f $src/smc_chk.rs &&
+    -f $src/bin/smc_dbg.rs ]]; then
+    same_set "smc_chk: option list matches tools/src/smc_chk.rs" \
+        "$smc_chk_opts" "$(getopt_table "$src/smc_chk.rs")"
+    same_set "smc_dbg: option list matches tools/src/bin/smc_dbg.rs" \
+        "$smc_dbg_opts" "$(getopt_table "$src/bin/smc_dbg.rs")"
     same_set "smcss: option list matches tools/src/smcss.rs" \
         "$smcss_opts" "$(getopt_table "$src/smcss.rs")"
     same_set "smc_pnet: option list matches tools/src/smc_pnet.rs" \
@@ -310,7 +325,7 @@ if [[ -f $src/smcss.rs && -f $src/smc_pnet.rs && -f $src/smcr/mod.rs &&
         "${smcd_words[seid]}" "$(object_source_words "$src/smcr/seid.rs")"
 else
     for what in "smcss options" "smc_pnet options" "smcr options" \
-        "smc_run options" "objects" "objects per flavour" \
+        "smc_run options" "smc_chk options" "smc_dbg options" "objects" "objects per flavour" \
         device linkgroup info stats ueid seid; do
         skip "$what match the parser" "no sources at $src"
     done

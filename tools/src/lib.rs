@@ -13,6 +13,8 @@
 //! * [`smcss`]: the `smcss` table (header, rows, filters), pure functions;
 //! * [`smcr`]: `smcr`/`smcd` (`ueid`, `info`, `stats`), the program over
 //!   any netlink transport;
+//! * [`smc_chk`]: `smc_chk`'s options, its AF_SMC test server and
+//!   client, and the fallback reasons in words;
 //! * [`smc_run`]: `smc_run`'s options and where its preload library is;
 //! * [`smc_run_bpf`]: `smc_run --bpf`'s options, the cgroup v2 mount and
 //!   the capabilities it reads from `/proc`.
@@ -25,6 +27,7 @@ pub mod genl;
 pub mod getopt;
 pub mod netlink;
 pub mod scripted;
+pub mod smc_chk;
 pub mod smc_diag;
 pub mod smc_pnet;
 pub mod smc_run;

@@ -51,11 +51,50 @@ impl<R> Action<R> {
     }
 }
 
+/// Which SMC sockets the preload library makes of TCP ones (`-f`, the
+/// library's `SMC_FAMILY`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Family {
+    /// `AF_SMC` sockets (`SMCPROTO_SMC`/`SMCPROTO_SMC6`), as upstream's
+    /// library makes them.
+    #[default]
+    Smc,
+    /// `IPPROTO_SMC` sockets of the caller's `AF_INET`/`AF_INET6` (Linux
+    /// 6.11 and later): the socket keeps its family, as a program may
+    /// check it (`getsockname()`, `SO_DOMAIN`).
+    Inet,
+    /// `IPPROTO_SMC` where the kernel has it, else `AF_SMC`.
+    Auto,
+}
+
+impl Family {
+    /// The word of `-f` and `SMC_FAMILY`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Family::Smc => "smc",
+            Family::Inet => "inet",
+            Family::Auto => "auto",
+        }
+    }
+
+    /// The family a word names.
+    pub fn from_word(w: &[u8]) -> Option<Family> {
+        match w {
+            b"smc" => Some(Family::Smc),
+            b"inet" => Some(Family::Inet),
+            b"auto" => Some(Family::Auto),
+            _ => None,
+        }
+    }
+}
+
 /// The options of either mode's command line.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Options {
     /// `-d` (with `--bpf`, `-v` too): say more.
     pub debug: bool,
+    /// `-f FAMILY` (preload mode only).
+    pub family: Option<Family>,
     /// `-r SIZE` (preload mode only).
     pub rcvbuf: Option<i32>,
     /// `-t SIZE` (preload mode only).
@@ -75,11 +114,13 @@ pub struct Run {
     pub rcvbuf: Option<i32>,
     /// `-t SIZE`: `SMC_SNDBUF`, in bytes.
     pub sndbuf: Option<i32>,
+    /// `-f FAMILY`: `SMC_FAMILY`.
+    pub family: Option<Family>,
     /// The program and its arguments.
     pub command: Vec<OsString>,
 }
 
-/// The usage text (upstream's, line for line).
+/// The usage text (upstream's, line for line, and `-f`).
 pub fn usage() -> &'static str {
     "\n\
      Usage: smc_run [ OPTIONS ] COMMAND\n\
@@ -87,6 +128,8 @@ pub fn usage() -> &'static str {
      Run COMMAND using SMC for TCP sockets\n\
      \n\
      \x20  -d         enable debug mode\n\
+     \x20  -f <FAM>   SMC sockets of family smc (AF_SMC, the default),\n\
+     \x20             inet (IPPROTO_SMC of AF_INET/AF_INET6) or auto\n\
      \x20  -h         display this message\n\
      \x20  -r <SIZE>  request receive buffer size in Bytes\n\
      \x20  -t <SIZE>  request transmit buffer size in Bytes\n\
@@ -128,6 +171,7 @@ pub fn parse(args: &[OsString]) -> Action {
         debug: options.debug,
         rcvbuf: options.rcvbuf,
         sndbuf: options.sndbuf,
+        family: options.family,
         command: options.command,
     })
 }
@@ -176,13 +220,13 @@ pub fn parse_options(args: &[OsString], mode: Mode) -> Action<Options> {
                         (b'd', _) | (b'v', Mode::Bpf) => options.debug = true,
                         (b'h', _) => return Action::Help,
                         (b'v', Mode::Preload) => return Action::Version,
-                        (b'r' | b't', Mode::Bpf) => {
+                        (b'r' | b't' | b'f', Mode::Bpf) => {
                             return Action::Error(format!(
                                 "smc_run: Error: Option -{} needs the preload mode (not --bpf)",
                                 letter as char
                             ))
                         }
-                        (b'r' | b't', Mode::Preload) => {
+                        (b'r' | b't' | b'f', Mode::Preload) => {
                             // The value is the rest of this word or the next.
                             let value = match letters.get(at..) {
                                 Some(rest) if !rest.is_empty() => rest,
@@ -197,6 +241,16 @@ pub fn parse_options(args: &[OsString], mode: Mode) -> Action<Options> {
                                     next.as_bytes()
                                 }
                             };
+                            if letter == b'f' {
+                                let Some(f) = Family::from_word(value) else {
+                                    return Action::Error(format!(
+                                        "smc_run: Error: Invalid family: '{}' (smc, inet or auto)",
+                                        String::from_utf8_lossy(value)
+                                    ));
+                                };
+                                options.family = Some(f);
+                                break;
+                            }
                             let Some(size) = parse_size(value) else {
                                 return Action::Error(format!(
                                     "Error: Invalid buffer size specified: '{}'",
@@ -239,18 +293,47 @@ pub fn parse_options(args: &[OsString], mode: Mode) -> Action<Options> {
     }
 }
 
+/// Debian's multiarch directory of the target (`lib/<triplet>`), where a
+/// distribution package puts libraries.
+pub const MULTIARCH: &str = if cfg!(all(target_arch = "x86_64", target_env = "gnu")) {
+    "x86_64-linux-gnu"
+} else if cfg!(all(target_arch = "aarch64", target_env = "gnu")) {
+    "aarch64-linux-gnu"
+} else if cfg!(all(target_arch = "s390x", target_env = "gnu")) {
+    "s390x-linux-gnu"
+} else if cfg!(all(target_arch = "powerpc64", target_endian = "little", target_env = "gnu")) {
+    "powerpc64le-linux-gnu"
+} else if cfg!(all(target_arch = "riscv64", target_env = "gnu")) {
+    "riscv64-linux-gnu"
+} else {
+    ""
+};
+
 /// Where the library may be, for `smc_run` in `exe_dir`, in order: next
 /// to it (`make install` of a flat layout, or cargo's `target/release`
-/// with cargo's name), then `../lib` and `../lib64` (`make install`:
-/// `PREFIX/bin/smc_run`, `PREFIX/lib/libsmc-preload.so`).
+/// with cargo's name), then `../lib`, Debian's multiarch `../lib/<triplet>`
+/// and `../lib64` (`make install`: `PREFIX/bin/smc_run`,
+/// `PREFIX/lib/libsmc-preload.so`; a Debian package:
+/// `/usr/lib/<triplet>/libsmc-preload.so`).
 pub fn library_candidates(exe_dir: &Path) -> Vec<PathBuf> {
     let up = exe_dir.parent().unwrap_or(exe_dir);
-    vec![
+    let mut v = vec![
         exe_dir.join(LIB_NAME),
         exe_dir.join(CARGO_LIB_NAME),
         up.join("lib").join(LIB_NAME),
-        up.join("lib64").join(LIB_NAME),
-    ]
+    ];
+    if !MULTIARCH.is_empty() {
+        v.push(up.join("lib").join(MULTIARCH).join(LIB_NAME));
+    }
+    v.push(up.join("lib64").join(LIB_NAME));
+    v
+}
+
+/// The warning when no module serves `AF_SMC` (`socket()` gave
+/// `EAFNOSUPPORT` after the kernel tried to load one): the program then
+/// runs over TCP, every socket falling back.
+pub fn no_module_warning() -> &'static str {
+    "smc_run: Warning: no SMC module is loaded (AF_SMC is not supported); the command runs over TCP"
 }
 
 /// `LD_PRELOAD` for the program: the caller's, with the library appended
@@ -333,6 +416,25 @@ mod tests {
     }
 
     #[test]
+    fn families() {
+        assert_eq!(run_of(&["prog"]).family, None);
+        assert_eq!(run_of(&["-f", "inet", "prog"]).family, Some(Family::Inet));
+        assert_eq!(run_of(&["-fauto", "prog"]).family, Some(Family::Auto));
+        assert_eq!(run_of(&["-d", "-f", "smc", "prog"]).family, Some(Family::Smc));
+        for f in [Family::Smc, Family::Inet, Family::Auto] {
+            assert_eq!(Family::from_word(f.word().as_bytes()), Some(f));
+        }
+        assert_eq!(
+            parse(&args(&["-f", "tcp", "prog"])),
+            Action::Error("smc_run: Error: Invalid family: 'tcp' (smc, inet or auto)".into())
+        );
+        assert_eq!(
+            parse(&args(&["-f"])),
+            Action::Error("smc_run: Error: Option requires an argument: -f".into())
+        );
+    }
+
+    #[test]
     fn help_version_errors() {
         assert_eq!(parse(&args(&["-h"])), Action::Help);
         assert_eq!(parse(&args(&["--help"])), Action::Help);
@@ -402,16 +504,17 @@ mod tests {
 
     #[test]
     fn library_places() {
-        let found = library_candidates(Path::new("/usr/local/bin"));
-        assert_eq!(
-            found,
-            vec![
-                PathBuf::from("/usr/local/bin/libsmc-preload.so"),
-                PathBuf::from("/usr/local/bin/libsmc_preload.so"),
-                PathBuf::from("/usr/local/lib/libsmc-preload.so"),
-                PathBuf::from("/usr/local/lib64/libsmc-preload.so"),
-            ]
-        );
+        let found = library_candidates(Path::new("/usr/bin"));
+        let mut want = vec![
+            PathBuf::from("/usr/bin/libsmc-preload.so"),
+            PathBuf::from("/usr/bin/libsmc_preload.so"),
+            PathBuf::from("/usr/lib/libsmc-preload.so"),
+        ];
+        if cfg!(all(target_arch = "x86_64", target_env = "gnu")) {
+            want.push(PathBuf::from("/usr/lib/x86_64-linux-gnu/libsmc-preload.so"));
+        }
+        want.push(PathBuf::from("/usr/lib64/libsmc-preload.so"));
+        assert_eq!(found, want);
     }
 
     #[test]

@@ -25,6 +25,16 @@ static DEBUG: AtomicBool = AtomicBool::new(false);
 static SNDBUF: AtomicI32 = AtomicI32::new(-1);
 /// `SMC_RCVBUF` in bytes, -1 when unset or invalid.
 static RCVBUF: AtomicI32 = AtomicI32::new(-1);
+/// `SMC_FAMILY`: 0 `smc`, 1 `inet`, 2 `auto`.
+static FAMILY: AtomicI32 = AtomicI32::new(0);
+
+fn family() -> config::Family {
+    match FAMILY.load(Ordering::Relaxed) {
+        1 => config::Family::Inet,
+        2 => config::Family::Auto,
+        _ => config::Family::Smc,
+    }
+}
 
 /// Runs when the library is loaded, before the program's `main` (and again
 /// in every program an `exec` starts with `LD_PRELOAD` inherited).
@@ -43,6 +53,12 @@ fn configure() {
     DEBUG.store(config::debug_enabled(env(c"SMC_DEBUG")), Ordering::Relaxed);
     SNDBUF.store(size_from_env(c"SMC_SNDBUF"), Ordering::Relaxed);
     RCVBUF.store(size_from_env(c"SMC_RCVBUF"), Ordering::Relaxed);
+    let f = match config::family(env(c"SMC_FAMILY")) {
+        config::Family::Smc => 0,
+        config::Family::Inet => 1,
+        config::Family::Auto => 2,
+    };
+    FAMILY.store(f, Ordering::Relaxed);
     NEXT_SOCKET.store(lookup_next_socket(), Ordering::Relaxed);
     CONFIGURED.store(true, Ordering::Release);
 }
@@ -133,30 +149,38 @@ pub extern "C" fn socket(domain: c_int, ty: c_int, protocol: c_int) -> c_int {
     if !CONFIGURED.load(Ordering::Acquire) {
         configure();
     }
-    let Some((smc_domain, smc_ty, smc_protocol)) = config::smc_socket_for(domain, ty, protocol)
-    else {
+    let Some(tries) = config::smc_sockets_for(domain, ty, protocol, family()) else {
         return next_socket(domain, ty, protocol);
     };
     let debug = DEBUG.load(Ordering::Relaxed);
     let saved = errno();
-    let mut fd = next_socket(smc_domain, smc_ty, smc_protocol);
-    if fd >= 0 {
-        if debug {
-            let mut line = Line::new();
-            let _ = write!(line, "libsmc-preload: map sock to AF_SMC (fd {fd})");
-            line.emit();
+    let mut fd = -1;
+    let count = tries.iter().flatten().count();
+    for (n, (d, t, p)) in tries.into_iter().flatten().enumerate() {
+        let what = if p == config::IPPROTO_SMC { "IPPROTO_SMC" } else { "AF_SMC" };
+        fd = next_socket(d, t, p);
+        if fd >= 0 {
+            if debug {
+                let mut line = Line::new();
+                let _ = write!(line, "libsmc-preload: map sock to {what} (fd {fd})");
+                line.emit();
+            }
+            break;
         }
-    } else {
-        // No AF_SMC here (no module, or a kernel without SMC): TCP it is.
-        let smc_errno = errno();
+        // No SMC here (no module, or a kernel without it): the next try,
+        // or TCP.
         if debug {
             let mut line = Line::new();
+            let last = if n + 1 == count { ", keeping TCP" } else { "" };
             let _ = write!(
                 line,
-                "libsmc-preload: AF_SMC socket failed (errno {smc_errno}), keeping TCP"
+                "libsmc-preload: {what} socket failed (errno {}){last}",
+                errno()
             );
             line.emit();
         }
+    }
+    if fd < 0 {
         set_errno(saved);
         fd = next_socket(domain, ty, protocol);
         if fd < 0 {

@@ -30,11 +30,15 @@ fn main() {
     let run = run_or_exit(smc_run::parse(&argv));
     let Some(lib) = find_library() else {
         eprintln!(
-            "smc_run: Error: Could not find '{}' next to smc_run or in ../lib, ../lib64",
-            smc_run::LIB_NAME
+            "smc_run: Error: Could not find '{}' next to smc_run or in ../lib, ../lib/{}, ../lib64",
+            smc_run::LIB_NAME,
+            smc_run::MULTIARCH
         );
         exit(2);
     };
+    if !smc_available() {
+        eprintln!("{}", smc_run::no_module_warning());
+    }
     let mut cmd = Command::new(&run.command[0]);
     cmd.args(&run.command[1..]);
     // Upstream raises the system's limits when a size needs it (root only).
@@ -47,6 +51,9 @@ fn main() {
         cmd.env("SMC_SNDBUF", size.to_string());
     }
     cmd.env("SMC_DEBUG", if run.debug { "1" } else { "0" });
+    if let Some(f) = run.family {
+        cmd.env("SMC_FAMILY", f.word());
+    }
     let preload = smc_run::ld_preload(std::env::var_os("LD_PRELOAD").as_deref(), &lib);
     cmd.env("LD_PRELOAD", preload);
     let err = cmd.exec();
@@ -56,6 +63,19 @@ fn main() {
         smc_run::exec_failure_text(&err)
     );
     exit(smc_run::exec_failure_code(&err));
+}
+
+/// Whether the kernel has an `AF_SMC` module (asking for a socket loads
+/// one on demand, as the program's first socket would).
+fn smc_available() -> bool {
+    // SAFETY: plain system call; a descriptor it returns is closed here.
+    let fd = unsafe { libc::socket(43, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+    if fd >= 0 {
+        // SAFETY: `fd` is ours and used nowhere else.
+        unsafe { libc::close(fd) };
+        return true;
+    }
+    std::io::Error::last_os_error().raw_os_error() != Some(libc::EAFNOSUPPORT)
 }
 
 /// What is to be run, of either mode; for the usage, the version or an
