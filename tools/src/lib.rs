@@ -145,3 +145,14 @@ mod tests {
         assert_eq!(strerror(libc::EPERM), "Operation not permitted");
     }
 }
+
+/// Another tool of ours by name: the one beside the running program
+/// (`make install` puts them together, as cargo does), else `name` for a
+/// search of `PATH`.
+pub fn sibling_tool(name: &str) -> std::path::PathBuf {
+    std::env::current_exe()
+        .ok()
+        .and_then(|p| p.parent().map(|d| d.join(name)))
+        .filter(|p| p.exists())
+        .unwrap_or_else(|| std::path::PathBuf::from(name))
+}

@@ -6,7 +6,6 @@
 use smc_tools::smc_chk::{self, Action, Mode, Options};
 use smc_tools::{default_sigpipe, EXIT_FAILURE};
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::process::{exit, Command};
 
 fn main() {
@@ -36,18 +35,9 @@ fn debug(o: &Options, what: &str) {
     }
 }
 
-/// Another tool of ours: beside this program, else on `PATH`.
-fn tool(name: &str) -> PathBuf {
-    std::env::current_exe()
-        .ok()
-        .and_then(|p| p.parent().map(|d| d.join(name)))
-        .filter(|p| p.exists())
-        .unwrap_or_else(|| PathBuf::from(name))
-}
-
 /// The output of another tool of ours, or nothing.
 fn tool_output(name: &str, args: &[&str]) -> String {
-    Command::new(tool(name))
+    Command::new(smc_tools::sibling_tool(name))
         .args(args)
         .output()
         .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())

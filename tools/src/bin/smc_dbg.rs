@@ -53,15 +53,6 @@ fn usage() -> &'static str {
      \x20  -v, --version        display version info\n\n"
 }
 
-/// Another tool of ours: beside this program, else on `PATH`.
-fn tool(name: &str) -> PathBuf {
-    std::env::current_exe()
-        .ok()
-        .and_then(|p| p.parent().map(|d| d.join(name)))
-        .filter(|p| p.exists())
-        .unwrap_or_else(|| PathBuf::from(name))
-}
-
 /// The `net.smc` sysctls, as `sysctl net.smc` prints them.
 fn sysctls() -> String {
     let mut names: Vec<PathBuf> = std::fs::read_dir("/proc/sys/net/smc")
@@ -118,7 +109,7 @@ fn output(cmd: &[&str]) -> String {
             }
         }
         Some(prog) => {
-            let path = if prog.starts_with("smc") { tool(prog) } else { PathBuf::from(prog) };
+            let path = if prog.starts_with("smc") { smc_tools::sibling_tool(prog) } else { PathBuf::from(prog) };
             match Command::new(path).args(&cmd[1..]).output() {
                 Ok(o) => {
                     s += &String::from_utf8_lossy(&o.stdout);
