@@ -21,7 +21,7 @@ KLLVM = $(if $(shell grep -s '^CONFIG_CC_IS_CLANG=y' $(KDIR)/.config),LLVM=1)
 
 PREFIX ?= /usr/local
 
-.PHONY: kernel-check install uninstall all modules clippy kdir kernel setup clean help vm vm-pair check check-long check-kasan demo walkthrough bench host-test fuzz fuzz-long selftests-build selftests tools man
+.PHONY: kernel-check install uninstall deb all modules clippy kdir kernel setup clean help vm vm-pair check check-long check-kasan demo walkthrough bench host-test fuzz fuzz-long selftests-build selftests tools man
 
 all: modules
 
@@ -91,6 +91,11 @@ uninstall:
 	@rm -f $(addprefix $(DESTDIR)$(PREFIX)/share/man/man8/,$(notdir $(basename $(wildcard Documentation/man/*.8.rst))))
 	@rm -f $(addprefix $(DESTDIR)$(PREFIX)/share/man/man7/,$(notdir $(basename $(wildcard Documentation/man/*.7.rst))))
 	@rm -f $(addprefix $(DESTDIR)$(PREFIX)/share/bash-completion/completions/,$(TOOLS))
+
+# Debian packages: smc-rs-tools (the tools, man pages, completion) and
+# smc-rs-dkms (the module's source for DKMS, the modprobe.d file), in deb/.
+deb: kernel-check
+	@$(SCRIPTS)/make-deb.sh $(TOP)/deb
 
 # The man pages (reST in Documentation/man) as roff, in $(MAN_OUT).
 MAN_OUT := $(TOP)/tools/target/man
@@ -176,6 +181,7 @@ help:
 	@echo '  make check-kasan     the fault tests on the KASAN kernel (clang-built, cached beside the default one)'
 	@echo '  make install        module, modprobe.d file, tools, man pages, bash completion (DESTDIR=, PREFIX=/usr/local)'
 	@echo '  make uninstall      removes what make install installed (same DESTDIR=, PREFIX=)'
+	@echo '  make deb            Debian packages smc-rs-tools and smc-rs-dkms in deb/'
 	@echo '  make man             the man pages (Documentation/man) as roff in tools/target/man'
 	@echo '  make tools           build the operator tools (tools/target/release/smcss, smcr, smcd, smc_run, libsmc_preload.so)'
 	@echo '  make fuzz            short fuzzing pass over the wire parsers (fuzz-long: 10^7 runs each)'

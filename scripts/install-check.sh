@@ -4,9 +4,11 @@
 # What `make install` and `make uninstall` leave, in a scratch DESTDIR with
 # PREFIX=/usr: after install exactly the expected files (depmod's index
 # files aside), the module carrying upstream's aliases and the modprobe.d
-# file naming smc_rs for each of them, the preload library with its SONAME; after uninstall no file (depmod's
-# index aside). Then `dkms build` of the source tree against the bed's
-# kernel tree (DKMS_CHECK=0 leaves it out), in a DKMS tree of its own.
+# file naming smc_rs for each of them, the preload library with its
+# SONAME; after uninstall no file (depmod's
+# index aside). Then the Debian packages (scripts/make-deb.sh) and `dkms
+# build` of the DKMS package's source against the bed's kernel tree
+# (DKMS_CHECK=0 leaves them out), in a DKMS tree of its own.
 #
 #   scripts/install-check.sh [install|dkms]   (both without an argument)
 set -u
@@ -70,24 +72,45 @@ install_check() {
 	return $rc
 }
 
+# The Debian packages (scripts/make-deb.sh): the tools package holds
+# exactly the expected files and its smc_run finds the library where the
+# package puts it; the DKMS package's source builds with `dkms build`
+# against the bed's kernel tree, in a DKMS tree of its own.
 dkms_check() {
-	local v src
+	local v x want got
 	command -v dkms >/dev/null || { echo "dkms not installed (make setup)"; return 1; }
 	v=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/dkms.conf")
-	src=$tmp/src/smc_rs-$v
-	mkdir -p "$src" "$tmp/tree"
-	# The tracked tree, as a release tarball would hold it.
-	(cd "$top" && git ls-files -z --cached --others --exclude-standard 2>/dev/null | xargs -0 cp --parents -t "$src") ||
-		(cd "$top" && tar --exclude=./.git --exclude='./*/target' -cf - . | tar -C "$src" -xf -)
-	dkms add -m smc_rs -v "$v" --sourcetree "$tmp/src" --dkmstree "$tmp/tree" >"$tmp/dkms.log" 2>&1 &&
+	"$top/scripts/make-deb.sh" "$tmp/debs" || return 1
+	x=$tmp/x
+	mkdir -p "$x/tools" "$x/dkms"
+	dpkg-deb -x "$tmp/debs/smc-rs-tools_${v}_$(dpkg --print-architecture).deb" "$x/tools"
+	dpkg-deb -x "$tmp/debs/smc-rs-dkms_${v}_all.deb" "$x/dkms"
+	want=$({
+		for t in $tools; do
+			echo "usr/bin/$t"
+			echo "usr/share/bash-completion/completions/$t"
+			echo "usr/share/man/man8/$t.8.gz"
+		done
+		echo "usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/libsmc-preload.so"
+		echo usr/share/man/man7/af_smc.7.gz
+		echo usr/share/doc/smc-rs-tools/copyright
+	} | sort)
+	got=$(cd "$x/tools" && find . -type f | sed 's|^\./||' | sort)
+	[ "$got" = "$want" ] || { echo "tools package files differ:"; diff <(echo "$want") <(echo "$got"); return 1; }
+	"$x/tools/usr/bin/smc_run" true 2>"$tmp/run.err" ||
+		{ cat "$tmp/run.err"; echo "the packaged smc_run does not find its library"; return 1; }
+	[ -f "$x/dkms/etc/modprobe.d/smc_rs.conf" ] && [ -f "$x/dkms/usr/src/smc_rs-$v/dkms.conf" ] ||
+		{ echo "the dkms package lacks its modprobe.d file or dkms.conf"; return 1; }
+	mkdir -p "$tmp/tree"
+	dkms add -m smc_rs -v "$v" --sourcetree "$x/dkms/usr/src" --dkmstree "$tmp/tree" >"$tmp/dkms.log" 2>&1 &&
 		dkms build -m smc_rs -v "$v" -k "$krel" --kernelsourcedir "$kdir" \
-			--sourcetree "$tmp/src" --dkmstree "$tmp/tree" >>"$tmp/dkms.log" 2>&1
+			--sourcetree "$x/dkms/usr/src" --dkmstree "$tmp/tree" >>"$tmp/dkms.log" 2>&1
 	local rc=$?
-	tail -n 5 "$tmp/dkms.log"
-	[ "$rc" = 0 ] || { cat "$tmp/tree/smc_rs/$v/build/make.log" 2>/dev/null | tail -n 30; return 1; }
+	tail -n 3 "$tmp/dkms.log"
+	[ "$rc" = 0 ] || { tail -n 30 "$tmp/tree/smc_rs/$v/build/make.log" 2>/dev/null; return 1; }
 	ls "$tmp/tree/smc_rs/$v/$krel/"*/module/smc_rs.ko* >/dev/null 2>&1 ||
 		{ echo "no smc_rs.ko in the DKMS tree"; return 1; }
-	echo "dkms build: smc_rs $v for $krel"
+	echo "packages: smc-rs-tools and smc-rs-dkms $v; dkms build: smc_rs $v for $krel"
 }
 
 case $what in

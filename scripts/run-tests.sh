@@ -129,7 +129,7 @@ check "man pages build (rst2man --strict) and render without warnings (man -l)" 
 	eval 'make -C "$top" --no-print-directory man && for m in "$top"/tools/target/man/*.[78]; do
 		[ -z "$(MANWIDTH=80 man --warnings -l "$m" 2>&1 >/dev/null)" ] || { echo "$m"; exit 1; }; done'
 check "bash completion offers every option and subcommand of the tools" bash "$top/tools/completion/test.sh"
-check "make install (DESTDIR, PREFIX=/usr) installs the expected files, make uninstall removes them; dkms build against the bed's kernel tree" \
+check "make install (DESTDIR, PREFIX=/usr) installs the expected files, make uninstall removes them; Debian packages (make deb); dkms build of the DKMS package against the bed's kernel tree" \
 	"$top/scripts/install-check.sh"
 
 # vm_run NAME MODE ARGS...: one VM run (vm.sh MODE ARGS..., results in
