@@ -67,25 +67,21 @@ else
 	run_test "$mine client: smc_chk -C to a TCP listener: the fallback, reason 0x03010000 in words" chk_fallback
 fi
 
-# dbg_parts: smc_dbg prints every part, with this side's statistics; -t
-# packs the twelve files.
+# dbg_parts: smc_dbg -t packs the twelve parts, each headed by the command
+# it ran, with this side's statistics and sysctls.
 dbg_parts() {
-	local out tgz files
-	out=$("$bin/smc_dbg")
-	for part in "# smcss -v" "# smcr -d device" "# smcss --all --debug" "# smc_pnet --show" \
-		"# smcr -d linkgroup link-show" "# smcr -d stats" "# sysctl net.smc" \
-		"# dmesg (the lines about SMC and RDMA)"; do
-		echo "$out" | grep -qxF "$part" || { echo "no part '$part'"; return 1; }
-	done
-	echo "$out" | grep -q "^SMC-R Connections Summary" || { echo "no statistics"; return 1; }
-	echo "$out" | grep -q "^net.smc.wmem = " || { echo "no sysctls"; return 1; }
+	local tgz files dir=/tmp/chk-dbg
 	tgz=$("$bin/smc_dbg" -t | sed -n 's/^Debug output written to //p')
 	[ -f "$tgz" ] || { echo "no .tgz"; return 1; }
-	files=$(tar tzf "$tgz" | sed 's|^[^/]*/||' | grep . | sort | tr '\n' ' ')
-	rm -f "$tgz"
+	rm -rf "$dir" && mkdir -p "$dir" && tar xzf "$tgz" -C "$dir" --strip-components=1 && rm -f "$tgz"
+	files=$(cd "$dir" && LC_ALL=C ls | tr '\n' ' ')
 	echo "$files"
-	[ "$files" = "devices.txt dmesg.txt eids.txt pnet_table.txt smcd_lgs.txt smcr_links.txt smcss_all.txt smcss_smcd.txt smcss_smcr.txt stats.txt sysctl.txt version.txt " ]
+	[ "$files" = "devices.txt dmesg.txt eids.txt pnet_table.txt smcd_lgs.txt smcr_links.txt smcss_all.txt smcss_smcd.txt smcss_smcr.txt stats.txt sysctl.txt version.txt " ] || return 1
+	head -n 1 "$dir/smcss_all.txt" | grep -qxF "# smcss --all --debug" || { echo "smcss_all.txt"; return 1; }
+	grep -q "^SMC-R Connections Summary" "$dir/stats.txt" || { echo "no statistics"; return 1; }
+	grep -q "^net.smc.wmem = " "$dir/sysctl.txt" || { echo "no sysctls"; return 1; }
+	grep -qxF "# smcr -d device" "$dir/devices.txt" || { echo "devices.txt"; return 1; }
 }
-run_test "$mine $side: smc_dbg prints every part (sockets, devices, statistics, sysctls); -t packs the twelve files" dbg_parts
+run_test "$mine $side: smc_dbg -t packs the twelve parts (sockets, devices, statistics, sysctls)" dbg_parts
 [ "$side" = client ] && pair_signal done
 exit 0

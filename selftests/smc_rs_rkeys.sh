@@ -22,7 +22,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 peer=10.10.0.$((3 - SMC_VM))
 pair_tag=rkeys
 port=7511
-conns=150
+conns=130
 size=1024
 pair_modules
 echo "$side: $mine, the $other: $other_mod"
