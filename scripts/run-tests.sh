@@ -186,14 +186,14 @@ round="bash $top/selftests/round.sh"
 t=$top/selftests
 
 # 3. The host's own tests: a short coverage-guided fuzzing pass over every
-# wire parser, up to 4 s a target (`make check-long`: 20 s, as `make
+# wire parser, up to 2 s a target (`make check-long`: 20 s, as `make
 # fuzz`; the long runs are recorded in wire/fuzz/RESULTS.md), and the
 # operator tools' unit tests. (Beside a VM run they took as long again and
 # slowed the guest as much: on these machines two busy processes share
 # less than two cores' worth.)
 if [ "$test_set" != faults ]; then
 phase "host: fuzz and the tools' cargo test"
-FUZZ_SHORT_SECS=${FUZZ_SHORT_SECS:-4} "$here/fuzz.sh" short >"$out/fuzz.log" 2>&1
+FUZZ_SHORT_SECS=${FUZZ_SHORT_SECS:-2} "$here/fuzz.sh" short >"$out/fuzz.log" 2>&1
 fuzz_rc=$?
 while IFS= read -r line; do
 	case "$line" in
