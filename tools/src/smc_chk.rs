@@ -16,7 +16,7 @@ use crate::smc_diag::{
     dump_request, SockInfo, SMC_DIAG_MODE_SMCD, SMC_DIAG_MODE_SMCR, SOCK_DIAG_BY_FAMILY,
 };
 use std::io::{self, Read};
-use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::Duration;
 
@@ -257,25 +257,35 @@ fn sockaddr(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
     (ss, len as libc::socklen_t)
 }
 
+/// `setsockopt(fd, SOL_SOCKET, opt, value)`; a failure leaves the
+/// socket as it was (the options here are conveniences).
+fn set_socket_option<T>(fd: &OwnedFd, opt: i32, value: &T) {
+    // SAFETY: `value` points to a live `T` for the duration of the call
+    // and the length passed is its size.
+    unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            opt,
+            (value as *const T).cast::<libc::c_void>(),
+            std::mem::size_of::<T>() as libc::socklen_t,
+        )
+    };
+}
+
 /// An AF_SMC listener on the first free port from `port` (as upstream
 /// looks for one), on every address.
 pub fn listen_free(port: u16, v6: bool) -> io::Result<(TcpListener, u16)> {
     let mut last = io::Error::from(io::ErrorKind::AddrInUse);
     for p in port..=u16::MAX {
         let fd = smc_socket(v6)?;
-        let any: IpAddr = if v6 { "::".parse().unwrap_or(IpAddr::from([0u8; 16])) } else { IpAddr::from([0u8; 4]) };
-        let (ss, len) = sockaddr(&SocketAddr::new(any, p));
-        let one: libc::c_int = 1;
-        // SAFETY: `one` lives across the call; the size is its own.
-        unsafe {
-            libc::setsockopt(
-                fd.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_REUSEADDR,
-                &one as *const _ as *const libc::c_void,
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
+        let any: IpAddr = if v6 {
+            Ipv6Addr::UNSPECIFIED.into()
+        } else {
+            Ipv4Addr::UNSPECIFIED.into()
         };
+        let (ss, len) = sockaddr(&SocketAddr::new(any, p));
+        set_socket_option(&fd, libc::SO_REUSEADDR, &(1 as libc::c_int));
         // SAFETY: `ss` holds an address of `len` bytes.
         let rc = unsafe { libc::bind(fd.as_raw_fd(), &ss as *const _ as *const libc::sockaddr, len) };
         if rc != 0 {
@@ -312,18 +322,8 @@ pub fn serve(l: &TcpListener, debug: bool) {
 pub fn connect(to: &SocketAddr) -> io::Result<TcpStream> {
     let fd = smc_socket(to.is_ipv6())?;
     let (ss, len) = sockaddr(to);
-    let tv = libc::timeval { tv_sec: 10, tv_usec: 0 };
-    // SAFETY: `tv` lives across the call; the size is its own. A send
-    // timeout bounds a blocking connect.
-    unsafe {
-        libc::setsockopt(
-            fd.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_SNDTIMEO,
-            &tv as *const _ as *const libc::c_void,
-            std::mem::size_of::<libc::timeval>() as libc::socklen_t,
-        )
-    };
+    // A send timeout bounds a blocking connect.
+    set_socket_option(&fd, libc::SO_SNDTIMEO, &libc::timeval { tv_sec: 10, tv_usec: 0 });
     // SAFETY: `ss` holds an address of `len` bytes.
     let rc = unsafe { libc::connect(fd.as_raw_fd(), &ss as *const _ as *const libc::sockaddr, len) };
     if rc != 0 {
