@@ -13,6 +13,7 @@
 #   BENCH_IDLE_CONNS=200  BENCH_SETTLE=2  BENCH_CEILING=1  BENCH_RDMA_ITERS=2000
 #   BENCH_PORT=7400  BENCH_REDIS_N=10000  BENCH_OUT=bench-results/<date>
 #   BENCH_PROFILE="pingpong cps1" (perf profiles of those workloads; slows them)
+#   BENCH_CPU=1 (0: no CPU pass, the CPU per operation rows stay empty)
 #   BENCH_DEBUG=0 (1: keep the debug kernel's run-time checkers on)
 #
 # Every guest command only talks between 10.10.0.1 and 10.10.0.2, over the
@@ -37,6 +38,7 @@ rdma_iters=${BENCH_RDMA_ITERS:-2000}
 port=${BENCH_PORT:-7400}
 redis_n=${BENCH_REDIS_N:-10000}
 profile=${BENCH_PROFILE:-}
+cpu=${BENCH_CPU:-1}
 # The test kernel is a debug kernel. Its checkers that can be turned off at
 # boot (kmemleak, lockdep's proofs, debugobjects) would charge every lock and
 # allocation several times over and so favour whoever allocates least: a
@@ -65,12 +67,13 @@ done
 [[ $redis_n =~ ^[0-9]+$ ]] || die "bench: BENCH_REDIS_N is a number of requests (0: no Redis workload)"
 [ "$port" -lt 65000 ] || die "bench: BENCH_PORT must be below 65000 (it uses PORT and PORT+1)"
 [ "$ceiling" = 0 ] || [ "$ceiling" = 1 ] || die "bench: BENCH_CEILING is 0 or 1"
+[ "$cpu" = 0 ] || [ "$cpu" = 1 ] || die "bench: BENCH_CPU is 0 or 1"
 for w in $profile; do
 	case "$w" in bulk1 | pingpong | cps1 | redis) ;;
 	*) die "bench: BENCH_PROFILE lists workloads to profile (bulk1 pingpong cps1 redis), not '$w'" ;;
 	esac
 done
-[ -z "$profile" ] || command -v perf >/dev/null || die "bench: BENCH_PROFILE needs perf (Debian linux-perf)"
+[ -z "$profile" ] && [ "$cpu" != 1 ] || command -v perf >/dev/null || die "bench: BENCH_PROFILE and BENCH_CPU need perf (Debian linux-perf)"
 [ "$settle" -le 60 ] || die "bench: BENCH_SETTLE is in seconds (at most 60)"
 [ "$streams" -gt 1 ] || die "bench: BENCH_STREAMS is the multi-stream run (at least 2)"
 [ "$cps_threads" -gt 1 ] || die "bench: BENCH_CPS_THREADS is the threaded run (at least 2)"
@@ -139,6 +142,7 @@ fi
 	echo "pp_count=$pp_count"
 	echo "redis_n=$redis_n"
 	echo "profile=$profile"
+	echo "cpu=$cpu"
 	echo "cps_threads=$cps_threads"
 	echo "idle_conns=$idle_conns"
 	echo "settle=$settle"
@@ -185,7 +189,7 @@ for round in $(seq "$rounds"); do
 		settings+=" BENCH_SECS=$secs BENCH_STREAMS=$streams BENCH_PP_COUNT=$pp_count"
 		settings+=" BENCH_CPS_THREADS=$cps_threads BENCH_IDLE_CONNS=$idle_conns"
 		settings+=" BENCH_SETTLE=$settle BENCH_CEILING=$ceil BENCH_RDMA_ITERS=$rdma_iters"
-		settings+=" BENCH_PORT=$port BENCH_BUDGET=$budget BENCH_REDIS_N=$redis_n BENCH_PROFILE='$profile'"
+		settings+=" BENCH_PORT=$port BENCH_BUDGET=$budget BENCH_REDIS_N=$redis_n BENCH_PROFILE='$profile' BENCH_CPU=$cpu"
 		bench "$prefix: booting the VM pair (module: $mod on both)"
 		t0=$(date +%s)
 		seen=0

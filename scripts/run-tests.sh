@@ -215,6 +215,15 @@ while read -r _ name _ status; do
 	*) record "not ok - tools: $name" ;;
 	esac
 done < <(grep -E '^test .* \.\.\. (ok|FAILED)' "$out/tools-test.log")
+# The benchmark's CPU split (make bench) on perf samples of every kind.
+python3 "$top/selftests/bench/cpu_split_test.py" -v >"$out/cpu-split-test.log" 2>&1
+while read -r name _ _ status; do
+	case "$status" in
+	ok) record "ok - bench: cpu_split $name" ;;
+	*) record "not ok - bench: cpu_split $name" ;;
+	esac
+done < <(grep -E '^test_.* \.\.\. ' "$out/cpu-split-test.log")
+grep -q '^OK$' "$out/cpu-split-test.log" || record "not ok - bench: cpu_split_test.py runs"
 fi
 
 # 4. One VM: load/unload, family ownership, loopback echo, unload safety,

@@ -18,7 +18,8 @@
 # BENCH_PORT, BENCH_BUDGET (seconds the server waits at most),
 # BENCH_REDIS_N (requests per redis-benchmark test; 0: no Redis workload),
 # BENCH_PROFILE (workloads whose first repetition runs under a system-wide
-# `perf record` on both VMs; their figures are then not comparable).
+# `perf record` on both VMs; their figures are then not comparable),
+# BENCH_CPU (1: the CPU pass after the repetitions, see cpu_pass).
 # BENCH_DRYRUN=1 is for checking this script on a host over loopback (both
 # roles on 127.0.0.1, no sysctl changes, no cache drops); make bench never
 # sets it.
@@ -31,6 +32,8 @@
 #   mem-vmN-LABEL.txt     /proc/meminfo, /proc/slabinfo, smcss -a -d
 #   perftest-*-vmN.txt    ib_write_bw / ib_write_lat output
 #   perf-LABEL-vmN.txt    `perf report` of a profiled workload (BENCH_PROFILE)
+#   cpu-LABEL-vmN.txt     the CPU pass's split of LABEL's samples (cpu_split.py)
+#   cpu-results.txt       the CPU pass's RESULT lines, cpu-redis-vm2.csv its Redis
 #   progress              one line per step (the host prints them)
 # The host (selftests/bench/bench_report.py) computes every figure from them.
 set -u
@@ -54,6 +57,7 @@ port=${BENCH_PORT:-7400}
 budget=${BENCH_BUDGET:-1200}
 redis_n=${BENCH_REDIS_N:-10000}
 profile=${BENCH_PROFILE:-}
+cpu=${BENCH_CPU:-1}
 redis_port=$((port + 10))
 dryrun=${BENCH_DRYRUN:-0}
 server_addr=10.10.0.1
@@ -234,6 +238,68 @@ perf_stop() {
 	rm -f "/tmp/perf-$1.data" "/tmp/perf-$1.pid"
 }
 
+# cpu_start LABEL / cpu_stop LABEL: the CPU split of a workload on this VM
+# (the CPU pass): a system-wide `perf record -g` of cpu-clock samples, one
+# a millisecond of CPU time, sorted by cpu_split.py into idle, the RNIC's
+# work, the SMC module's and the rest, as key=value lines in
+# cpu-LABEL-vmN.txt.
+cpu_start() {
+	echo -1 >/proc/sys/kernel/perf_event_paranoid
+	echo 0 >/proc/sys/kernel/kptr_restrict
+	perf record -a -g -e cpu-clock -F 1000 -o "/tmp/cpu-$1.data" >/dev/null 2>&1 </dev/null &
+	echo $! >"/tmp/cpu-$1.pid"
+	sleep 1
+}
+
+cpu_stop() {
+	local pid kind=tcp
+	smc_contender && kind=smc
+	pid=$(cat "/tmp/cpu-$1.pid" 2>/dev/null) || return 0
+	kill -INT "$pid" 2>/dev/null
+	for _ in $(seq 100); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.2
+	done
+	perf script -i "/tmp/cpu-$1.data" -F comm,ip,sym,dso 2>/dev/null |
+		python3 "$here/cpu_split.py" "$kind" >"$SMC_OUT/cpu-$1-vm$SMC_VM.txt"
+	rm -f "/tmp/cpu-$1.data" "/tmp/cpu-$1.pid"
+}
+
+# cpu_workload LABEL ARGS...: one run of a workload in the CPU pass, both
+# VMs sampled; its RESULT lines (the operations it did) go to
+# cpu-results.txt, apart from the figures of the repetitions.
+cpu_workload() {
+	local label=$1
+	shift
+	progress "CPU pass: $label under perf (both VMs)"
+	ctl "cpu start $label"
+	cpu_start "$label"
+	if [ "$label" = redis ]; then
+		as_contender timeout 600 redis-benchmark -h "$server_addr" -p "$redis_port" \
+			-t set,get -n "$redis_n" -c 50 --csv >"$SMC_OUT/cpu-redis-vm2.csv" 2>>"$SMC_OUT/client-stderr.txt" ||
+			note "CPU pass: redis-benchmark exited $?"
+	else
+		timeout $((4 * secs + 150)) "$bin" client -f "$family" -a "$server_addr" -p "$port" -r 1 \
+			-s "$secs" -W 10 "$@" >>"$SMC_OUT/cpu-results.txt" 2>>"$SMC_OUT/client-stderr.txt" ||
+			note "CPU pass: $label: smc_bench exited $?"
+	fi
+	cpu_stop "$label"
+	ctl "cpu stop $label"
+}
+
+# cpu_pass: the CPU each workload costs (Documentation/benchmarks.rst,
+# "CPU per operation"): ping-pong exchanges, a bulk stream and Redis at 50
+# clients, each once more with both VMs sampled (the repetitions' figures
+# stay unperturbed).
+cpu_pass() {
+	cpu_workload pingpong -w pingpong -n "$pp_count"
+	cpu_workload bulk1 -w bulk -t 1
+	if [ "$redis_n" -gt 0 ] && ctl "redis start"; then
+		cpu_workload redis
+		ctl "redis stop"
+	fi
+}
+
 # snap LABEL: memory snapshot of this VM, caches dropped first so that page
 # cache and reclaimable slab churn stay out of the difference.
 snap() {
@@ -397,6 +463,7 @@ client() {
 			-w cps -t "$cps_threads"
 		[ "$redis_n" -gt 0 ] && redis_workload "$r"
 	done
+	[ "$dryrun" = 1 ] || [ "$cpu" != 1 ] || cpu_pass
 	if [ "$ceiling" = 1 ]; then
 		for r in $(seq "$reps"); do ceiling_run "$r"; done
 	fi
@@ -420,9 +487,9 @@ ctl)
 	probe) smcss_dump >"$SMC_OUT/smcss-$2-vm$SMC_VM.txt" 2>&1 ;;
 	perftest) perftest_server "$2" "$3" ;;
 	redis) redis_server "$2" ;;
-	perf)
+	perf | cpu)
 		case "${2:-}" in
-		start | stop) "perf_$2" "$3" ;;
+		start | stop) "$1_$2" "$3" ;;
 		*) exit 2 ;;
 		esac
 		;;

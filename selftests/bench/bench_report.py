@@ -246,6 +246,46 @@ class Run:
         self.read_memory(rnd, c, d)
         self.read_evidence(c, d)
         self.read_ceiling(rnd, d)
+        self.read_cpu(rnd, c, d)
+
+    def read_cpu(self, rnd, c, d):
+        """The CPU pass (bench-vm.sh cpu_pass): CPU per operation, both VMs.
+
+        Each cpu-LABEL-vmN.txt counts one VM's cpu-clock samples (one a
+        millisecond) by cpu_split.py's classes; the operations come from
+        the pass's own runs: ping-pong exchanges, bulk bytes, Redis
+        requests (SET and GET, redis_n each)."""
+        ops = {}
+        for r in parse_results(read(os.path.join(d, "cpu-results.txt"))):
+            if r.get("status") != "ok":
+                continue
+            if r.get("metric") == "lat_p50":
+                ops["pingpong"] = num(r.get("count"))
+            elif r.get("metric") == "bulk1":
+                b = num(r.get("bytes"))
+                ops["bulk1"] = b / 1048576.0 if b else None
+        csv = read(os.path.join(d, "cpu-redis-vm2.csv"))
+        if csv and all(('"%s"' % t) in csv for t in ("SET", "GET")):
+            ops["redis"] = 2 * (num(self.meta.get("redis_n")) or 0)
+        for label, (mid, scale) in CPU_WORKLOADS.items():
+            split = [keyvals(read(os.path.join(d, "cpu-%s-vm%d.txt" % (label, vm))))
+                     for vm in (1, 2)]
+            n = ops.get(label)
+            if not any(split) and n is None:
+                continue
+            if not all(x.get("samples") for x in split) or not n:
+                self.fail(mid, c)
+                self.fail(mid + "_host", c)
+                continue
+            tot = {k: sum(num(x.get(k)) or 0 for x in split)
+                   for k in ("samples", "idle", "rnic", "smc", "other")}
+            busy = tot["samples"] - tot["idle"]
+            # One sample is a millisecond of CPU time.
+            self.add(mid, c, busy * scale / n,
+                     {"round": rnd, "ops": n, "busy_ms": busy, "rnic_ms": tot["rnic"],
+                      "smc_ms": tot["smc"], "other_ms": tot["other"],
+                      "vm": {"vm%d" % (i + 1): x for i, x in enumerate(split)}})
+            self.add(mid + "_host", c, (busy - tot["rnic"]) * scale / n, {"round": rnd})
 
     def read_memory(self, rnd, c, d):
         n = self.idle_conns
@@ -457,6 +497,12 @@ def metric_table(run):
         ("redis_get_c1", "redis-benchmark GET, 1 client (smc_run)", "req/s", "higher", "redis"),
         ("redis_set_c50", "redis-benchmark SET, 50 clients (smc_run)", "req/s", "higher", "redis"),
         ("redis_get_c50", "redis-benchmark GET, 50 clients (smc_run)", "req/s", "higher", "redis"),
+        ("cpu_pp", "CPU per ping-pong exchange, both VMs", "us", "lower", "pingpong"),
+        ("cpu_pp_host", "  the same, the RNIC's share taken out", "us", "lower", "pingpong"),
+        ("cpu_bulk1", "CPU per MiB, bulk 1 stream, both VMs", "ms", "lower", "bulk"),
+        ("cpu_bulk1_host", "  the same, the RNIC's share taken out", "ms", "lower", "bulk"),
+        ("cpu_redis", "CPU per Redis request (50 clients), both", "us", "lower", "redis"),
+        ("cpu_redis_host", "  the same, the RNIC's share taken out", "us", "lower", "redis"),
         ("mem_total_vm1", "idle conn: memory, VM1 server (MemFree)", "KiB/conn", "lower", "idle"),
         ("mem_total_vm2", "idle conn: memory, VM2 client (MemFree)", "KiB/conn", "lower", "idle"),
         ("mem_slab_vm1", "idle conn: slab, VM1 server", "KiB/conn", "lower", "idle"),
@@ -465,6 +511,10 @@ def metric_table(run):
         ("mem_smcbuf_vm2", "idle conn: SMC buffers, VM2 (smc_diag)", "KiB/conn", "lower", "idle"),
     ]
 
+
+# The CPU pass's workloads: label -> (metric, milliseconds to the unit).
+CPU_WORKLOADS = {"pingpong": ("cpu_pp", 1000.0), "bulk1": ("cpu_bulk1", 1.0),
+                 "redis": ("cpu_redis", 1000.0)}
 
 CEILING = [
     ("rdma_write_bw", "rxe RDMA WRITE bandwidth (ib_write_bw)", "Mbit/s"),
@@ -487,6 +537,9 @@ def build(run):
                      "failed": run.failed.get((mid, c), 0)}
             if sm:
                 entry.update(sm)
+            if mid in ("cpu_pp", "cpu_bulk1", "cpu_redis"):
+                # The split behind each sample (bench-vm.sh cpu_pass).
+                entry["split"] = run.extra.get((mid, c), [])
             entry["mode"] = run.verdict(c, group)[0]
             m["values"][c] = entry
         for a, b in RATIOS:
@@ -575,6 +628,21 @@ def report_text(run, metrics, ceiling, modes):
     L.append("^ higher is better, v lower is better; ratios are of the medians (a/b: rs = smc_rs,")
     L.append("up = upstream); '!N': N failed samples left out; n/a: nothing measured.")
     L.append("")
+    L.append("CPU split of the CPU pass (cpu-clock samples of both VMs, idle left out; rnic: rxe")
+    L.append("and the RoCE packets' receive path, what an RDMA NIC does in hardware; smc: the")
+    L.append("SMC module's own code; other: system calls, copies, scheduling, TCP, the NIC driver):")
+    any_cpu = False
+    for mid in ("cpu_pp", "cpu_bulk1", "cpu_redis"):
+        for c in run.contenders:
+            for e in run.extra.get((mid, c), []):
+                b = e["busy_ms"] or 1
+                any_cpu = True
+                L.append("  %-10s %-9s %6d ms busy over %s ops: rnic %4.1f %%, smc %4.1f %%, other %4.1f %%"
+                         % (mid, c, e["busy_ms"], fmt(e["ops"]), 100.0 * e["rnic_ms"] / b,
+                            100.0 * e["smc_ms"] / b, 100.0 * e["other_ms"] / b))
+    if not any_cpu:
+        L.append("  (no CPU pass in this run: BENCH_CPU=0, or it failed)")
+    L.append("")
     L.append("Ceiling: raw rxe RDMA WRITE between the same VMs (perftest; same caveat)")
     pk = run.ceiling_packets()
     if pk is not None:
@@ -632,6 +700,10 @@ def chart(run, metrics, ceiling, out_dir):
          [("VM1 total", "mem_total_vm1"), ("VM2 total", "mem_total_vm2"),
           ("VM1 slab", "mem_slab_vm1"), ("VM2 slab", "mem_slab_vm2"),
           ("VM1 SMC buf", "mem_smcbuf_vm1"), ("VM2 SMC buf", "mem_smcbuf_vm2")], None),
+        ("CPU per operation, both VMs (lower is better; 'host': RNIC's share out)",
+         [("ping-pong us", "cpu_pp"), ("host us", "cpu_pp_host"),
+          ("bulk ms/MiB", "cpu_bulk1"), ("host ms/MiB", "cpu_bulk1_host"),
+          ("Redis us/req", "cpu_redis"), ("host us/req", "cpu_redis_host")], None),
     ]
     ceil = {e["id"]: e.get("median") for e in ceiling}
     dat = []
@@ -650,7 +722,7 @@ def chart(run, metrics, ceiling, out_dir):
     with open(os.path.join(out_dir, "chart.dat"), "w") as f:
         f.write("\n".join(dat) + "\n")
     meta = run.meta
-    g = ["set terminal pngcairo size 1500,1050 font 'sans,10' noenhanced",
+    g = ["set terminal pngcairo size 1500,1575 font 'sans,10' noenhanced",
          "set output 'chart.png'",
          "set datafile missing 'NaN'",
          "set style data histogram",
@@ -660,7 +732,7 @@ def chart(run, metrics, ceiling, out_dir):
          "set grid ytics",
          "set yrange [0:*]",
          "set offsets 0, 0, graph 0.12, 0",
-         "set multiplot layout 2,2 title \"smc_rs bench %s, commit %s - %s. "
+         "set multiplot layout 3,2 title \"smc_rs bench %s, commit %s - %s. "
          "Bars: median, whiskers: min..max\"" % (meta.get("date", "?"), meta.get("commit", "?"),
                                                  note(meta))]
     for i, (title, rows, cline) in enumerate(panels):
