@@ -31,10 +31,11 @@
 #
 # make check runs it in every pairing. Between two upstream modules
 # (SMC_TWOLINKS_ONCE=1: eth0 once, the server's) it is the bed's
-# reference. An upstream server under an smc_rs client whose NICs went
-# down passed the echoes once but then hung (its smc_llc_delete_link_work
-# waiting for the lost link's sends, smc_wr_tx_wait_no_pending_sends):
-# that case is not run (Documentation/testing.rst).
+# reference. An upstream server whose client's NIC went down hangs after
+# the echoes (its smc_llc_delete_link_work waits for the lost link's
+# sends, smc_wr_tx_wait_no_pending_sends, which rxe retries forever),
+# under an upstream client as under an smc_rs one: that case is not run
+# (Documentation/testing.rst).
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 

@@ -14,6 +14,7 @@ use crate::wire::bufsize::rmb_wnd_update_limit;
 use crate::wire::cdc::{seq_before, CdcMsg, ProducerFlags, CDC_LEN};
 use crate::wire::close::CloseEvent;
 use crate::wire::cursor::{peer_consumer_advance, peer_producer_advance, CursorError};
+use crate::wire::lgr_links::resume_from_delivered;
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
@@ -212,11 +213,14 @@ fn take_cursors(conn: &Conn, sh: &mut ConnShared, cdc: &CdcMsg) -> Result<(), Cu
             Err(CursorError::Overrun)
         };
     }
-    let prod = cursor_of(sh.tx_prod, psize);
+    // What the peer may have read: all we ever wrote, even when a
+    // failover moved `tx_prod` back.
+    let prod = cursor_of(sh.tx_prod.max(sh.tx_prod_high), psize);
     match peer_consumer_advance(sh.peer_cons_curs, cdc.cons, prod, psize) {
         Ok(n) => {
             sh.tx_acked += u64::from(n);
             sh.peer_cons_curs = cdc.cons;
+            (sh.tx_prod, sh.tx_fin) = resume_from_delivered(sh.tx_prod, sh.tx_fin, sh.tx_acked);
         }
         Err(CursorError::Behind) => {}
         Err(e) => return Err(e),

@@ -87,6 +87,10 @@ pub(crate) struct ConnShared {
     pub(crate) tx_copied: u64,
     /// Bytes we have written into the peer's RMB.
     pub(crate) tx_prod: u64,
+    /// The furthest `tx_prod` has been: a failover moves `tx_prod` back to
+    /// write again what the peer may not have, but the peer may have read
+    /// up to here.
+    pub(crate) tx_prod_high: u64,
     /// Bytes whose CDC message the device completed: the send buffer
     /// below this may be reused.
     pub(crate) tx_fin: u64,
@@ -223,6 +227,7 @@ impl Conn {
                         rx_prod_curs: Cursor::default(),
                         tx_copied: 0,
                         tx_prod: 0,
+                        tx_prod_high: 0,
                         tx_fin: 0,
                         tx_acked: 0,
                         peer_cons_curs: Cursor::default(),

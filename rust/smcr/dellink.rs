@@ -68,13 +68,15 @@ pub(crate) fn peer_delete_link(lgr: &Arc<LinkGroup>, via: usize, msg: &[u8]) {
         Role::Server => {
             // An asymmetric link already deleted: nothing to do.
             let Some(t) = target else { return };
-            let Some(to) = move_off(lgr, &t) else {
+            let Some(moved) = move_off(lgr, &t) else {
                 drop(conf);
                 t.link_down();
                 return;
             };
-            // The request goes back to the client, which answers it.
-            send(&to, &d);
+            // The request goes back to the client, which answers it; the
+            // connections send again once it is on its way.
+            send(&moved.to, &d);
+            drop(moved);
             let mut buf = [0u8; LLC_LEN];
             let is_answer = |m: &LlcMessage<'_>| matches!(m, LlcMessage::DeleteLink(r) if r.resp);
             let _ = lgr.flows.wait(WAIT_MS, &mut buf, is_answer);

@@ -335,6 +335,7 @@ fn write_chunk(
         }
     }
     sh.tx_prod += n;
+    sh.tx_prod_high = sh.tx_prod_high.max(sh.tx_prod);
     if sh.tx_prod == sh.tx_copied {
         // A shutdown or close that waited for the last bytes goes with
         // them (its flags into this message); wake-ups follow from the
