@@ -214,22 +214,35 @@ profiled() {
 # perf_start LABEL / perf_stop LABEL: a system-wide CPU profile of this VM
 # (cpu-clock samples: the emulated CPU has no PMU), written as a flat
 # `perf report` by symbol while the module's symbols are still loaded.
-perf_start() {
+# record_start NAME ARGS... / record_stop NAME: `perf record -a ARGS` of
+# cpu-clock samples into /tmp/NAME.data; record_stop returns once perf
+# wrote it (1 when no recording ran).
+record_start() {
+	local name=$1
+	shift
 	echo -1 >/proc/sys/kernel/perf_event_paranoid
 	echo 0 >/proc/sys/kernel/kptr_restrict
-	perf record -a -e cpu-clock -F 1000 -o "/tmp/perf-$1.data" >/dev/null 2>&1 </dev/null &
-	echo $! >"/tmp/perf-$1.pid"
-	sleep 2
+	perf record -a "$@" -e cpu-clock -F 1000 -o "/tmp/$name.data" >/dev/null 2>&1 </dev/null &
+	echo $! >"/tmp/$name.pid"
 }
 
-perf_stop() {
+record_stop() {
 	local pid
-	pid=$(cat "/tmp/perf-$1.pid" 2>/dev/null) || return 0
+	pid=$(cat "/tmp/$1.pid" 2>/dev/null) || return 1
 	kill -INT "$pid" 2>/dev/null
 	for _ in $(seq 100); do
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.2
 	done
+}
+
+perf_start() {
+	record_start "perf-$1"
+	sleep 2
+}
+
+perf_stop() {
+	record_stop "perf-$1" || return 0
 	{
 		echo "== perf report: $contender, $1, VM $SMC_VM (cpu-clock, system-wide)"
 		perf report -i "/tmp/perf-$1.data" --stdio --no-children --sort dso,sym \
@@ -244,22 +257,14 @@ perf_stop() {
 # work, the SMC module's and the rest, as key=value lines in
 # cpu-LABEL-vmN.txt.
 cpu_start() {
-	echo -1 >/proc/sys/kernel/perf_event_paranoid
-	echo 0 >/proc/sys/kernel/kptr_restrict
-	perf record -a -g -e cpu-clock -F 1000 -o "/tmp/cpu-$1.data" >/dev/null 2>&1 </dev/null &
-	echo $! >"/tmp/cpu-$1.pid"
+	record_start "cpu-$1" -g
 	sleep 1
 }
 
 cpu_stop() {
-	local pid kind=tcp
+	local kind=tcp
 	smc_contender && kind=smc
-	pid=$(cat "/tmp/cpu-$1.pid" 2>/dev/null) || return 0
-	kill -INT "$pid" 2>/dev/null
-	for _ in $(seq 100); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.2
-	done
+	record_stop "cpu-$1" || return 0
 	perf script -i "/tmp/cpu-$1.data" -F comm,ip,sym,dso 2>/dev/null |
 		python3 "$here/cpu_split.py" "$kind" >"$SMC_OUT/cpu-$1-vm$SMC_VM.txt"
 	rm -f "/tmp/cpu-$1.data" "/tmp/cpu-$1.pid"
