@@ -103,6 +103,7 @@ fn apply(conn: &Arc<Conn>, cdc: &CdcMsg) -> Arrival {
     let mut deferred = Deferred::default();
     let mut settle = false;
     let prod_before = sh.rx_prod;
+    let fin_before = sh.tx_fin;
     if let Err(e) = take_cursors(conn, &mut sh, cdc) {
         // The peer learns it from an abort CDC message and from its reset
         // clcsock (both sent by the settling work item).
@@ -173,8 +174,11 @@ fn apply(conn: &Arc<Conn>, cdc: &CdcMsg) -> Arrival {
     let wants_update = cdc.prod_flags.cons_curs_upd_req || cdc.prod_flags.write_blocked;
     let unsent = sh.rx_cons > sh.rx_cons_sent;
     // Readers and pollers care for new bytes, urgent data, the peer's
-    // flags and failures; the peer's consumer cursor only feeds the push.
+    // flags and failures; the peer's consumer cursor only feeds the push,
+    // but when it passed what a failover would write again it freed room
+    // in the send buffer (see `resume_from_delivered`): writers wake.
     let wake = sh.rx_prod > prod_before
+        || sh.tx_fin > fin_before
         || urgent_gone
         || cdc.prod_flags.urg_data_pending
         || settle

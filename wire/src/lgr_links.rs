@@ -128,15 +128,20 @@ pub fn switch_resend_from(fin: u64, peer_cons: u64) -> u64 {
     fin.max(peer_cons)
 }
 
-/// The cursors `(prod, fin)` once the peer is known to have the stream up
-/// to `delivered`. After a switch moved `prod` back to
-/// [`switch_resend_from`], the peer's consumer cursor can still pass it
-/// (it read bytes whose CDC message reached it over the lost link), and a
-/// CDC message from before the switch can still complete: those bytes
-/// need no second write, and the send buffer below them is free. Never
-/// moves a cursor back.
+/// The cursors `(prod, fin)` once the peer has read the stream up to
+/// `delivered`. After a switch moved `prod` back to
+/// [`switch_resend_from`], the peer's consumer cursor can pass it (it
+/// read bytes whose CDC message reached it over the lost link): those
+/// bytes need no second write, and the send buffer below them is free.
+/// Otherwise nothing moves: the peer reads no further than `prod`, and
+/// `fin` follows the completions of our own messages (the peer may read
+/// before they complete, but their writes wait for those completions).
 pub fn resume_from_delivered(prod: u64, fin: u64, delivered: u64) -> (u64, u64) {
-    (prod.max(delivered), fin.max(delivered))
+    if delivered > prod {
+        (delivered, fin.max(delivered))
+    } else {
+        (prod, fin)
+    }
 }
 
 #[cfg(test)]
@@ -231,8 +236,10 @@ mod tests {
     fn delivered_bytes_are_not_written_again() {
         // Moved back to 4096 by a switch; the peer read up to 6000.
         assert_eq!(resume_from_delivered(4096, 4096, 6000), (6000, 6000));
-        // Nothing new: no cursor moves back.
-        assert_eq!(resume_from_delivered(8192, 4096, 6000), (8192, 6000));
+        assert_eq!(resume_from_delivered(4096, 2048, 6000), (6000, 6000));
+        // Read before our message completed: fin waits for it.
+        assert_eq!(resume_from_delivered(8192, 4096, 6000), (8192, 4096));
+        assert_eq!(resume_from_delivered(8192, 8192, 8192), (8192, 8192));
         assert_eq!(resume_from_delivered(8192, 8192, 100), (8192, 8192));
     }
 }
