@@ -4,7 +4,7 @@
  *
  *   smc_echo server -f FAMILY -p PORT [-b ADDR] [-n CONNS] [-x HOSTILE] [-B BACKLOG] [-L]
  *   smc_echo client -f FAMILY -a ADDR -p PORT [-s BYTES] [-n CONNS] [-r ROUNDS] [-w SECS] [-N]
- *                   [-X OPENING] [-S USEC] [-W FILE]
+ *                   [-X OPENING] [-S USEC] [-W FILE] [-P N]
  *   smc_echo hold -f FAMILY -p PORT
  *   smc_echo churn -f FAMILY -p PORT [-n CONNS]
  *   smc_echo probe
@@ -19,7 +19,8 @@
  * every USEC microseconds while they exchange data (EINTR everywhere, no
  * byte may be lost); with -W each connection, once connected, prints
  * "connected" and waits until FILE exists before it sends (an idle
- * connection while the test changes the network). Exit status 0 on success.
+ * connection while the test changes the network); with -P at most N
+ * connects are in flight at once. Exit status 0 on success.
  * "hold" keeps a listening socket open until stdin is closed or a signal
  * arrives (for unload tests). "churn" starts CONNS clients against a listener
  * that closes without accepting any while their handshakes are under way;
@@ -42,6 +43,7 @@
 #include <poll.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -86,6 +88,9 @@ static int conns = 1;
 static int wait_secs = 20;
 static int rounds = 1;
 static int nonblocking_connect;
+/* -P N: at most N connects in flight at once (0: no bound). */
+static int connect_max;
+static sem_t connect_sem;
 static const char *hostile;
 static const char *opening;
 static int backlog = -1;
@@ -548,7 +553,22 @@ static long now_ms(void)
 	return t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
+static int connect_once(void);
+
 static int connect_retry(void)
+{
+	int fd;
+
+	if (connect_max)
+		while (sem_wait(&connect_sem) && errno == EINTR)
+			;
+	fd = connect_once();
+	if (connect_max)
+		sem_post(&connect_sem);
+	return fd;
+}
+
+static int connect_once(void)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = make_addr(&ss, addr_str);
@@ -830,7 +850,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "probe"))
 		return probe();
 	optind = 2;
-	while ((opt = getopt(argc, argv, "f:a:b:p:s:n:w:x:X:r:NB:LS:W:")) != -1) {
+	while ((opt = getopt(argc, argv, "f:a:b:p:s:n:w:x:X:r:NB:LS:W:P:")) != -1) {
 		switch (opt) {
 		case 'f': famname = optarg; break;
 		case 'a': case 'b': addr_str = optarg; break;
@@ -846,6 +866,7 @@ int main(int argc, char **argv)
 		case 'N': nonblocking_connect = 1; break;
 		case 'S': signal_usec = atoi(optarg); break;
 		case 'W': go_file = optarg; break;
+		case 'P': connect_max = atoi(optarg); break;
 		default: return 2;
 		}
 	}
@@ -854,6 +875,10 @@ int main(int argc, char **argv)
 			fam = &families[i];
 	if (!fam || !port || conns < 1) {
 		fprintf(stderr, "smc_echo: bad family, port or connection count\n");
+		return 2;
+	}
+	if (connect_max < 0 || (connect_max && sem_init(&connect_sem, 0, connect_max))) {
+		fprintf(stderr, "smc_echo: bad -P\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "server"))

@@ -322,7 +322,12 @@ if [ "${SMC_TWOLINKS_MANY:-0}" = 1 ]; then
 		pair_await manyconns 300
 	else
 		rm -f "$many_go" "$many_rc"
-		(timeout 600 smc_echo client -f smc -a "$peer" -p "$port" -n "$n" \
+		# 16 connects at a time: each new RMB costs a CONFIRM RKEY
+		# exchange per side, one at a time in each group, and a burst
+		# of 500 queued them past the 20 s a flow waits for its turn on
+		# a slow host (REGBUF declines, fallbacks). Bursts of handshakes
+		# are smc_rs_smcr.sh's and smc_rs_single.sh's subject.
+		(timeout 600 smc_echo client -f smc -a "$peer" -p "$port" -n "$n" -P 16 \
 			-s "$many_size" -w 90 -W "$many_go" >/tmp/twolinks-many.out; echo $? >"$many_rc") &
 		for _ in $(seq 1800); do
 			[ "$(grep -c connected /tmp/twolinks-many.out)" = "$n" ] && break
