@@ -262,9 +262,17 @@ cpu_start() {
 }
 
 cpu_stop() {
+	record_stop "cpu-$1" || return 0
+	cpu_split_out "$1"
+}
+
+# cpu_split_out LABEL: the split of a stopped recording into
+# cpu-LABEL-vmN.txt (perf script under the emulator takes a while: both
+# VMs stop recording first).
+cpu_split_out() {
 	local kind=tcp
 	smc_contender && kind=smc
-	record_stop "cpu-$1" || return 0
+	[ -f "/tmp/cpu-$1.data" ] || return 0
 	perf script -i "/tmp/cpu-$1.data" -F comm,ip,sym,dso 2>/dev/null |
 		python3 "$here/cpu_split.py" "$kind" >"$SMC_OUT/cpu-$1-vm$SMC_VM.txt"
 	rm -f "/tmp/cpu-$1.data" "/tmp/cpu-$1.pid"
@@ -288,8 +296,9 @@ cpu_workload() {
 			-s "$secs" -W 10 "$@" >>"$SMC_OUT/cpu-results.txt" 2>>"$SMC_OUT/client-stderr.txt" ||
 			note "CPU pass: $label: smc_bench exited $?"
 	fi
-	cpu_stop "$label"
+	record_stop "cpu-$label"
 	ctl "cpu stop $label"
+	cpu_split_out "$label"
 }
 
 # cpu_pass: the CPU each workload costs (Documentation/benchmarks.rst,
