@@ -32,22 +32,40 @@ impl Link {
     pub(crate) fn get_slot(&self) -> Result<u32> {
         let mut left = kernel::time::msecs_to_jiffies(SLOT_WAIT_MS) as _;
         let mut tx = self.tx.lock();
-        loop {
+        if let Some(slot) = tx.take() {
+            return Ok(slot);
+        }
+        // Waiting: the slots that come free are ours before any
+        // connection's (see `TxSlots::llc_waiting`).
+        tx.llc_waiting += 1;
+        let got = loop {
             if self.state() == LinkState::Down {
-                return Err(ENOLINK.into());
+                break Err(ENOLINK.into());
             }
             if let Some(slot) = tx.take() {
-                return Ok(slot);
+                break Ok(slot);
             }
             if left == 0 {
-                return Err(ETIMEDOUT.into());
+                break Err(ETIMEDOUT.into());
             }
             left = match self.tx_wait.wait_interruptible_timeout(&mut tx, left) {
                 CondVarTimeoutResult::Timeout => 0,
                 CondVarTimeoutResult::Woken { jiffies } => jiffies,
-                CondVarTimeoutResult::Signal { .. } => return Err(kernel::error::code::ERESTARTSYS),
+                CondVarTimeoutResult::Signal { .. } => break Err(kernel::error::code::ERESTARTSYS),
             };
+        };
+        tx.llc_waiting -= 1;
+        let stranded = got.is_err() && tx.free() != 0;
+        drop(tx);
+        if stranded {
+            // A slot kept for us that we do not take: the connections
+            // waiting for one get it (no completion may come to serve
+            // them).
+            if let Some(owner) = self.owner() {
+                owner.slot_completed(self, 0, 0);
+            }
         }
+        got
     }
 
     /// Takes a free send slot for connection `token`'s data, or queues the
@@ -58,7 +76,7 @@ impl Link {
             return Err(ENOLINK.into());
         }
         let mut tx = self.tx.lock();
-        let slot = tx.take();
+        let slot = tx.take_for_data();
         if slot.is_none() && !tx.waiters.push(token) {
             // Cannot happen while every connection that leaves is
             // forgotten (no more wait than the group has connections).
@@ -134,7 +152,7 @@ impl Link {
             return None;
         }
         let mut tx = self.tx.lock();
-        if tx.free() == 0 {
+        if !tx.free_for_data() {
             return None;
         }
         tx.waiters.pop()

@@ -42,6 +42,12 @@ pub(super) struct TxSlots {
     /// LLC answers that found no free slot: they go first on the next
     /// slots that complete.
     pub(super) answers: QueuedAnswers,
+    /// LLC senders waiting for a slot in process context
+    /// (`Link::get_slot`): the slots that come free are theirs before any
+    /// connection's. Without it, a busy link's completions handed every
+    /// slot to the connections queued for one, and a DELETE LINK found
+    /// none in its two seconds.
+    pub(super) llc_waiting: u32,
 }
 
 impl TxSlots {
@@ -57,6 +63,7 @@ impl TxSlots {
             }; MAX_SLOTS as usize],
             waiters: SlotWaiters::new(),
             answers: QueuedAnswers::new(),
+            llc_waiting: 0,
         }
     }
 
@@ -82,6 +89,21 @@ impl TxSlots {
             *u = SlotUse::default();
         }
         Some(slot)
+    }
+
+    /// Whether a free slot is left for a connection's data once every
+    /// waiting LLC sender has one.
+    pub(super) fn free_for_data(&self) -> bool {
+        self.free().count_ones() > self.llc_waiting
+    }
+
+    /// Takes the lowest free slot for a connection's data, unless the
+    /// waiting LLC senders need it.
+    pub(super) fn take_for_data(&mut self) -> Option<u32> {
+        if !self.free_for_data() {
+            return None;
+        }
+        self.take()
     }
 
     /// Frees `slot`; returns what it was used for.
