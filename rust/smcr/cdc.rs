@@ -217,9 +217,10 @@ fn take_cursors(conn: &Conn, sh: &mut ConnShared, cdc: &CdcMsg) -> Result<(), Cu
             Err(CursorError::Overrun)
         };
     }
-    // What the peer may have read: all we ever wrote, even when a
-    // failover moved `tx_prod` back.
-    let prod = cursor_of(sh.tx_prod.max(sh.tx_prod_high), psize);
+    // What the peer may have read: all we ever wrote (`tx_prod_high`
+    // is never below `tx_prod`), even when a failover moved `tx_prod`
+    // back.
+    let prod = cursor_of(sh.tx_prod_high, psize);
     match peer_consumer_advance(sh.peer_cons_curs, cdc.cons, prod, psize) {
         Ok(n) => {
             sh.tx_acked += u64::from(n);
