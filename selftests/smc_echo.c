@@ -362,8 +362,17 @@ static void *serve_one(void *arg)
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0 || write_all(fd, buf, n))
+		/* The client sees the failure; why it failed is told here. */
+		if (n <= 0) {
+			fprintf(stderr, "smc_echo: server: recv: %s (%llu bytes left to echo)\n",
+				n ? strerror(errno) : "end of stream", (unsigned long long)len);
 			goto out;
+		}
+		if (write_all(fd, buf, n)) {
+			fprintf(stderr, "smc_echo: server: send: %s (%llu bytes left to echo)\n",
+				strerror(errno), (unsigned long long)len);
+			goto out;
+		}
 		len -= n;
 	}
 out:

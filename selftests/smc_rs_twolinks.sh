@@ -44,6 +44,7 @@ pair_tag=twolinks
 port=7460
 size=67108864
 smcr=$SMC_TOP/tools/target/release/smcr
+smcss=$SMC_TOP/tools/target/release/smcss
 pair_modules
 if [ "${SMC_TWOLINKS_SILENT:-0}" = 1 ]; then
 	# Read when a link group is made: before the first connection. Not
@@ -105,7 +106,7 @@ tcp_out_segs() {
 # rest went over the other rxe device and TCP stayed flat (a dozen
 # segments a connection for its handshake and close at most).
 down_mid_echo() {
-	local dev=$1 n=$2 pid rc=0 _ sent0 sent1 segs down1 gone=rxe0 left=rxe1
+	local dev=$1 n=$2 pid rc=0 _ sent0 sent1 segs segs1 down1 gone=rxe0 left=rxe1
 	shift 2
 	[ "$dev" = eth1 ] && gone=rxe1 left=rxe0
 	sent0=$(rxe_sent $gone) sent1=$(rxe_sent $left) segs=$(tcp_out_segs)
@@ -124,15 +125,19 @@ down_mid_echo() {
 	fi
 	down1=$(rxe_sent $left)
 	wait "$pid" || rc=1
+	# TCP's count when the echo ended: closing 500 connections whose
+	# handshake NIC is the one down queues their FINs and ACKs until it
+	# is back, and retries them then.
+	segs1=$(tcp_out_segs)
 	if [ "${down_by:-}" != rdma ]; then
 		nic_up "$dev" || rc=1
 		[ "$dev" = eth1 ] && { second_link_route || rc=1; }
 	fi
 	echo "$left sent_pkts $sent1 -> $down1 ($dev down) -> $(rxe_sent $left)"
-	echo "TCP OutSegs $segs -> $(tcp_out_segs)"
+	echo "TCP OutSegs $segs -> $segs1 (the echo's end) -> $(tcp_out_segs)"
 	"$smcr" linkgroup link-show
 	[ "$rc" = 0 ] && [ $(($(rxe_sent $left) - down1)) -ge $((size / 8192)) ] &&
-		[ $(($(tcp_out_segs) - segs)) -lt $((200 + 12 * n)) ]
+		[ $((segs1 - segs)) -lt $((200 + 12 * n)) ]
 }
 
 # carried DEV N CMD...: runs CMD while the peer's DEV goes down; passes
@@ -279,18 +284,38 @@ fi
 # touches the file they wait for, once the down side took its counters);
 # waits for smc_echo to end, and
 # returns its status (from a file: smc_echo is no child of the caller's
-# subshell).
+# subshell). Every 15 s meanwhile each side keeps its connections'
+# cursors (smcss --debug); when the client's echo failed, both print the
+# last of them (a stalled connection's cursors on both sides).
 many_go=/tmp/twolinks-many-go
 many_rc=/tmp/twolinks-many.rc
+many_ss=/tmp/twolinks-many.ss
 many_echo() {
+	local i=0 rc
 	# The down side has its counters: the client lets them go.
 	[ "$side" = "$down_side" ] && pair_signal manyarmed
 	if [ "$side" = client ]; then
 		[ "$side" = "$down_side" ] || pair_await manyarmed 60
 		touch "$many_go"
 	fi
-	while [ ! -s "$many_rc" ]; do sleep 0.2; done
-	return "$(cat "$many_rc")"
+	rm -f "$many_ss"
+	while [ ! -s "$many_rc" ]; do
+		sleep 0.2
+		i=$((i + 1))
+		[ $((i % 75)) = 0 ] && "$smcss" --debug --smcr >"$many_ss" 2>&1
+	done
+	rc=$(cat "$many_rc")
+	if [ "$side" = client ]; then
+		[ "$rc" = 0 ] || pair_signal manyfailed
+		pair_signal manyended
+	else
+		pair_await manyended 120
+	fi
+	if [ -e "$SMC_OUT/$pair_tag-client-manyfailed" ] && [ -s "$many_ss" ]; then
+		echo "smcss --debug --smcr, the last snapshot during the echo:"
+		cat "$many_ss"
+	fi
+	return "$rc"
 }
 
 # many_conns N: passes when this side has N SMC-R connections in groups

@@ -130,13 +130,20 @@ fn new_buffers(
         };
         tech::buffer_taken(net, dir, bufsize::uncompress(class), source);
     }
-    let more_links = others().next().is_some();
+    // Whenever the group has or may get another link: a link added
+    // between now and the CLC message would otherwise list the RMB's
+    // keys in its ADD LINK to a peer that may take that message before
+    // the CLC one, find no row for the RMB and drop its new key (and
+    // write nothing on that link after a failover). Not on a link still
+    // being confirmed (a first contact), which carries no flow yet.
+    let confirm = others().next().is_some()
+        || (lgr.max_links() > 1 && link.state() == LinkState::Active);
     drop(conf);
-    // The peer learns the RMB's keys on the other links before the CLC
+    // The peer learns the RMB's keys on every link before the CLC
     // message that names it (upstream's `smcr_lgr_reg_rmbs`), in a flow
     // of its own, which waits for others (outside `conf`, which they
     // take).
-    if register && more_links {
+    if register && confirm {
         super::rkeys::confirm_rkey(lgr, &rmb)?;
     }
     Ok((rmb, sndbuf))

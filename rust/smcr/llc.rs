@@ -103,6 +103,22 @@ pub(crate) fn answer(link: &Link, msg: &LlcMessage<'_>) {
 /// buffer, a longer SMC-Rv2 message from the link's buffer for long ones.
 /// Process context.
 pub(crate) fn send(link: &Link, msg: &LlcMessage<'_>) -> Result {
+    let r = encode_and_send(link, msg);
+    if let Err(e) = r {
+        // Most callers have nothing better to do than go on (the flow's
+        // wait for an answer then times out): say it here, once for all.
+        smc_dbg!(
+            "llc: sending {:?}{} on link {} failed ({:?})",
+            msg.kind(),
+            if msg.is_response() { " response" } else { "" },
+            link.idx,
+            e
+        );
+    }
+    r
+}
+
+fn encode_and_send(link: &Link, msg: &LlcMessage<'_>) -> Result {
     let len = msg.encoded_len();
     if len <= LLC_LEN {
         let mut buf = [0u8; LLC_LEN];

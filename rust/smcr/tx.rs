@@ -20,6 +20,7 @@ use crate::sys::args::MsgHdr;
 use crate::sys::errno::{EAGAIN, ECONNRESET, EINTR, ENOLINK, EPIPE};
 use crate::sys::ib::mr::RegisteredBuf;
 use crate::sys::net::Net;
+use crate::sys::print::smc_dbg;
 use crate::wire::cdc::ProducerFlags;
 use crate::wire::close::CloseEvent;
 use kernel::error::code::ERESTARTSYS;
@@ -316,8 +317,17 @@ fn write_chunk(
     let pieces = [(off, poff, first), (off + first, 0, n - first)];
     let inline_max = link.max_inline().min(INLINE_WRITE_MAX);
     // The peer's RMB as this link reaches it.
-    let key = peer.key(link.idx).ok_or(ENOLINK)?;
-    let mapped = mapped.ok_or(ENOLINK)?;
+    let (Some(key), Some(mapped)) = (peer.key(link.idx), mapped) else {
+        // Cannot be while every buffer is on every link and every key
+        // of the peer in the table: the connection fails, and says why.
+        smc_dbg!(
+            "smcr: connection {:#x} cannot write on link {}: {}",
+            conn.token,
+            link.idx,
+            if mapped.is_none() { "its send buffer is not mapped there" } else { "no key of the peer's RMB for it" }
+        );
+        return Err(ENOLINK.into());
+    };
     for (part, (src, dst, len)) in (0u32..).zip(pieces) {
         let (src, len) = (src as usize, len as usize);
         let remote = key.addr.wrapping_add(dst);
