@@ -270,8 +270,9 @@ fi
 #     smc_rs server under an upstream client that loses its eth0, then its
 #     own eth1 (7d). In rounds of their own, without NIC failovers, between
 #     two smc_rs: the client's eth1 silently dropping RoCE until TEST LINK
-#     (5 s) finds the link dead (7e); 500 connections spread over both
-#     links through the server's eth1 going down (7f). The rounds with upstream (7c, 7d) run with PNET IDs on every
+#     (5 s) finds the link dead, then 500 connections spread over both
+#     links through the client's eth0 going down (7e); 500 connections
+#     through the server's eth1 going down (7f). The rounds with upstream (7c, 7d) run with PNET IDs on every
 #     NIC and RDMA device.
 # The bed's reference between two upstream modules (round 7): in `make
 # check-long` only (not a test of smc_rs; 46 s).
@@ -291,7 +292,7 @@ $reference
 SMC_TWOLINKS_DOWN=server,client SMC_TWOLINKS_REMOVE=1 $round 7a-twolinks $both $t/smc_rs_twolinks.sh;
 SMC_TWOLINKS_PNET=1 $round 7c-twolinks-upstream-server --mods upstream,smc_rs $t/smc_rs_twolinks.sh;
 SMC_TWOLINKS_PNET=1 SMC_TWOLINKS_DOWN=client,server $round 7d-twolinks-upstream-client --mods smc_rs,upstream $t/smc_rs_twolinks.sh;
-SMC_TWOLINKS_ONLY=1 SMC_TWOLINKS_DOWN=client SMC_TWOLINKS_SILENT=1 $round 7e-twolinks-silent $both $t/smc_rs_twolinks.sh;
+SMC_TWOLINKS_ONLY=1 SMC_TWOLINKS_DOWN=client SMC_TWOLINKS_SILENT=1 SMC_TWOLINKS_MANY=1 SMC_TWOLINKS_MANY_DEV=eth0 $round 7e-twolinks-silent-many $both $t/smc_rs_twolinks.sh;
 SMC_TWOLINKS_ONLY=1 SMC_TWOLINKS_MANY=1 $round 7f-twolinks-many $both $t/smc_rs_twolinks.sh"
 if [ "$test_set" = faults ]; then
 	# Under KASAN the guests boot in about 10 minutes and run 3 to 5 times
