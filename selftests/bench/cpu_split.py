@@ -35,7 +35,17 @@ IDLE_FRAMES = {"do_idle", "cpu_startup_entry", "cpu_idle_poll", "default_idle_ca
 IRQ_PREFIXES = ("asm_sysvec_", "sysvec_", "asm_common_interrupt", "common_interrupt",
                 "handle_softirqs", "__do_softirq", "do_softirq", "irq_exit_rcu",
                 "__irq_exit_rcu", "run_ksoftirqd")
-SMC_DSOS = ("[smc_rs]", "[smc]", "[smc_diag]")
+SMC_MODULES = ("smc_rs", "smc", "smc_diag")
+
+
+def module_of(dso):
+    """A kernel module's name from a frame's dso: perf names a module
+    `[NAME]`, or by its file when it found one (`/lib/modules/.../smc.ko`,
+    also compressed), as for modules that modprobe loads."""
+    if dso.startswith("[") and dso.endswith("]"):
+        return dso[1:-1]
+    base = dso.rsplit("/", 1)[-1]
+    return base.split(".ko", 1)[0] if ".ko" in base else ""
 # The receive path of the packets rxe consumes, below rxe on the chain.
 RX_FRAMES = {"net_rx_action", "__napi_poll", "virtnet_poll", "udp_rcv", "__udp4_lib_rcv",
              "udp_unicast_rcv_skb", "udp_queue_rcv_skb", "udp_queue_rcv_one_skb"}
@@ -47,7 +57,7 @@ def classify(frames, smc_contender):
     for sym, dso in frames:
         if sym.startswith("rxe_") and smc_contender:
             return "rnic"
-        if dso in SMC_DSOS:
+        if module_of(dso) in SMC_MODULES:
             return "smc"
         if sym.startswith(IRQ_PREFIXES):
             seen_irq = True

@@ -42,6 +42,12 @@ TCP_TX = sample("redis-server", "tcp_sendmsg_locked", "tcp_sendmsg", "__sys_send
 TCP_RX = sample("swapper", "tcp_v4_rcv", "ip_local_deliver", "ip_rcv", "virtnet_poll",
                 "net_rx_action", "handle_softirqs", "irq_exit_rcu", "default_idle", "do_idle")
 COPY = sample("smc_echo", "_copy_to_user", "smc_recvmsg@[smc]", "sock_recvmsg")
+# A module modprobe loaded: perf names it by its file.
+COPY_KO = sample("smc_echo", "_copy_to_user",
+                 "smc_rx_recvmsg@/lib/modules/6.12.0/kernel/net/smc/smc.ko.xz", "sock_recvmsg")
+# Not a module of SMC's, whatever its name holds.
+NOT_SMC = sample("smc_echo", "_copy_to_user", "foo@/lib/modules/6.12.0/kernel/net/smcx.ko",
+                 "bar@[smc_foo]", "sock_recvmsg")
 USER = "%16s \n\t%16x main (/usr/bin/smc_bench)\n\n" % ("smc_bench", 0x401000)
 PERF = sample("perf", "memcpy_orig", "perf_mmap__push")
 
@@ -70,6 +76,8 @@ class Classes(unittest.TestCase):
         self.assertEqual(self.one(SMC_UNDER_RXE), "smc")
         self.assertEqual(self.one(RXE_UNDER_SMC), "rnic")
         self.assertEqual(self.one(COPY), "smc")
+        self.assertEqual(self.one(COPY_KO), "smc")
+        self.assertEqual(self.one(NOT_SMC), "other")
 
     def test_tcp(self):
         self.assertEqual(self.one(TCP_TX), "other")
