@@ -8,7 +8,7 @@ use super::conn::{cursor_of, Conn, ConnShared, ConnTable, UrgentRx};
 use super::inject;
 use super::link::Link;
 use super::rejects::{self, Reject};
-use crate::sys::errno::{ECONNABORTED, ECONNRESET};
+use crate::sys::errno::{ECONNABORTED, ECONNRESET, ENOLINK};
 use crate::sys::sync::SpinLockBh;
 use crate::wire::bufsize::rmb_wnd_update_limit;
 use crate::wire::cdc::{seq_before, CdcMsg, ProducerFlags, CDC_LEN};
@@ -244,6 +244,12 @@ pub(crate) fn post(
     update: impl FnOnce(&mut ConnShared),
 ) -> Result {
     let mut sh = conn.shared.lock();
+    // Moved to another link since the caller took `link` (see
+    // `tx::push`): the move made the cursors due there, and a message on
+    // the old link would mark them sent.
+    if !conn.is_on(link) {
+        return Err(ENOLINK.into());
+    }
     update(&mut sh);
     post_locked(conn, link, &mut sh, slot, flags)
 }

@@ -263,6 +263,11 @@ impl Conn {
         self.link.lock().clone()
     }
 
+    /// Whether the connection sends on `link` (a failover moves it).
+    pub(crate) fn is_on(&self, link: &Link) -> bool {
+        core::ptr::eq(&**self.link.lock(), link)
+    }
+
     /// The slot of the link the connection sends on.
     pub(crate) fn link_idx(&self) -> usize {
         self.link.lock().idx

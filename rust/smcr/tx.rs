@@ -205,15 +205,31 @@ pub(crate) fn push(conn: &Conn) {
 }
 
 fn push_locked(conn: &Conn) {
+    // A move to another link between taking the link and the cursors
+    // (below) is rare; each try sees the move that ended it.
+    while !push_on_link(conn) {}
+}
+
+/// One push on the connection's link; `false` when the connection moved
+/// to another link meanwhile (nothing was sent).
+fn push_on_link(conn: &Conn) -> bool {
     // One link for the whole push: its slots are that link's.
     let link = conn.link();
     let sndbuf = conn.sndbuf.lock();
     let Some(sndbuf) = sndbuf.as_ref() else {
-        return;
+        return true;
     };
     // The send buffer as this link's device reads it, once per push.
     let mapped = sndbuf.on(link.idx);
     let mut sh = conn.shared.lock();
+    // A failover moves the connection, then rewinds its cursors under
+    // `shared` for the new link: after that, the old link must carry
+    // nothing (a server's old link is still up while it moves its
+    // connections on the peer's DELETE LINK), or the bytes written there
+    // would be lost with it and never written again.
+    if !conn.is_on(&link) {
+        return false;
+    }
     // Nothing goes into the RMB of a peer that closed: it may already
     // serve another connection.
     while sh.error.is_none() && !sh.peer_state.any_close() && sh.tx_copied > sh.tx_prod {
@@ -225,7 +241,7 @@ fn push_locked(conn: &Conn) {
         };
         // No slot: the connection queues for the next that completes.
         let Ok(Some(slot)) = link.get_slot_or_queue(conn.token) else {
-            return;
+            return true;
         };
         match write_chunk(conn, &link, sndbuf, mapped.as_ref(), &mut sh, slot, chunk) {
             Ok(()) => {}
@@ -234,7 +250,7 @@ fn push_locked(conn: &Conn) {
                 sh.error = Some(e);
                 drop(sh);
                 conn.wake();
-                return;
+                return true;
             }
         }
     }
@@ -255,6 +271,7 @@ fn push_locked(conn: &Conn) {
             }
         }
     }
+    true
 }
 
 /// The next piece of the send buffer to write.
