@@ -197,17 +197,13 @@ fn copy_in(conn: &Conn, msg: &mut MsgHdr<'_>, n: usize, urgent_at: Option<usize>
 /// A connection that waits for a slot is pushed again when one completes.
 pub(crate) fn push(conn: &Conn) {
     let urgent_before = conn.shared.lock().urg_tx.is_some();
-    push_locked(conn);
+    // A failover between taking the link and the cursors (see
+    // `push_on_link`) is rare; each try sees the move that ended it.
+    while !push_on_link(conn) {}
     // A sender of urgent data waits for the last urgent byte to be gone.
     if urgent_before && conn.shared.lock().urg_tx.is_none() {
         conn.wake();
     }
-}
-
-fn push_locked(conn: &Conn) {
-    // A move to another link between taking the link and the cursors
-    // (below) is rare; each try sees the move that ended it.
-    while !push_on_link(conn) {}
 }
 
 /// One push on the connection's link; `false` when the connection moved

@@ -36,6 +36,9 @@ IRQ_PREFIXES = ("asm_sysvec_", "sysvec_", "asm_common_interrupt", "common_interr
                 "handle_softirqs", "__do_softirq", "do_softirq", "irq_exit_rcu",
                 "__irq_exit_rcu", "run_ksoftirqd")
 SMC_MODULES = ("smc_rs", "smc", "smc_diag")
+# The receive path of the packets rxe consumes, below rxe on the chain.
+RX_FRAMES = {"net_rx_action", "__napi_poll", "virtnet_poll", "udp_rcv", "__udp4_lib_rcv",
+             "udp_unicast_rcv_skb", "udp_queue_rcv_skb", "udp_queue_rcv_one_skb"}
 
 
 def module_of(dso):
@@ -46,9 +49,6 @@ def module_of(dso):
         return dso[1:-1]
     base = dso.rsplit("/", 1)[-1]
     return base.split(".ko", 1)[0] if ".ko" in base else ""
-# The receive path of the packets rxe consumes, below rxe on the chain.
-RX_FRAMES = {"net_rx_action", "__napi_poll", "virtnet_poll", "udp_rcv", "__udp4_lib_rcv",
-             "udp_unicast_rcv_skb", "udp_queue_rcv_skb", "udp_queue_rcv_one_skb"}
 
 
 def classify(frames, smc_contender):
