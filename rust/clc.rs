@@ -3,14 +3,20 @@
 //! The CLC handshake over the clcsock (RFC 7609, section 3.7; SMC-Rv2);
 //! what a client remembers of the peers it offered SMC to is [`peers`].
 
+mod decline;
+mod ism;
 pub(crate) mod peers;
+mod outcome;
 mod recv;
 
+pub(crate) use outcome::{ClientOutcome, ServerOutcome};
+
 pub(crate) use recv::CLC_WAIT_MS;
+use decline::{decline_unless_peer_did, send_decline};
+use ism::{client_smcd, server_smcd};
 use recv::{recv_message, RecvError};
 
 use crate::ib::{find_smcr_v2_device, local_systemid, SmcrV2Device};
-use crate::smcr::conn::Conn;
 use crate::smcr::inject;
 use crate::smcr::registry::registry;
 use crate::smcr::setup::{
@@ -25,39 +31,17 @@ use crate::sys::route::find_route_v4;
 use crate::sys::tcp::KernelSocket;
 use crate::ueid::UeidTable;
 use crate::wire::clc::{
-    choose_variant, encode_proposal, ClcError, Decline, DeclineReason, Header, LocalInfo, MsgType,
-    Proposal, ProposalParams, ServerCaps, SmcrAcceptConfirm, Variant, DECLINE_LEN_V2, EID_LEN,
+    choose_variant, encode_proposal_smcd, ClcError, Decline, DeclineReason, Header, IsmDevice,
+    LocalInfo, MsgType, Proposal, ProposalParams, ServerCaps, SmcdAcceptConfirm,
+    SmcdProposalParams, SmcrAcceptConfirm, Variant, DECLINE_LEN_V2, EID_LEN,
     EYECATCHER_SMCD, EYECATCHER_SMCR, HEADER_LEN, MAX_MESSAGE_LEN, SMC_V1, SMC_V2, SYSTEMID_LEN,
 };
-use kernel::sync::Arc;
 
 /// SMC release 1 (v2.1): maximum links and connections are negotiated.
 const SMC_RELEASE_1: u8 = 1;
 use kernel::prelude::*;
 
 
-/// How a client's CLC handshake ended.
-pub(crate) enum ClientOutcome {
-    /// SMC-R was agreed: the connection runs over this link group.
-    Smcr(Arc<Conn>),
-    /// The peer did not echo the SMC option: it is plain TCP.
-    PeerNoSmc,
-    /// The peer speaks CLC and SMC will not be used; both sides fall back.
-    /// `reason` is ours, `peer_diagnosis` what the peer's decline said.
-    Declined {
-        reason: DeclineReason,
-        peer_diagnosis: u32,
-    },
-    /// The peer echoed the option but did not answer in CLC (a middlebox or
-    /// a stack that reflects unknown options): this connection is unusable
-    /// and must be made again without the option.
-    NotClc(ClcError),
-    /// The peer echoed the option and then sent nothing within the CLC
-    /// wait: a peer without CLC whose application waits for ours to speak,
-    /// or a CLC server too busy to answer in time. This connection is made
-    /// again without the option either way.
-    Silent,
-}
 
 /// What a client can offer: an SMC-Rv2 device on the route to the peer,
 /// and the UEIDs (SMC-Rv2 needs at least one).
@@ -83,7 +67,7 @@ pub(crate) fn nothing_to_propose(net: &Net, addr: &SockAddr<'_>) -> bool {
         Some(ip) => ip.get(..12) == Some(&V4_MAPPED[..]),
         None => false,
     };
-    !ipv4 || !crate::ueid::any() || !crate::ib::any_port_up(net)
+    (!ipv4 || !crate::ueid::any() || !crate::ib::any_port_up(net)) && ism::client_offer(net).is_none()
 }
 
 fn find_offer(net: &Net, clc: &KernelSocket) -> Option<Offer> {
@@ -104,17 +88,27 @@ pub(crate) fn client_handshake(net: &Net, clc: &KernelSocket) -> Result<ClientOu
         return Ok(ClientOutcome::PeerNoSmc);
     }
     let offer = find_offer(net, clc);
+    let ism = ism::client_offer(net);
     // SMC-Rv2.1: `net.smc.smcr_max_conns_per_lgr` and `_links_` (one link
     // at most here).
     let proposal_limits = crate::sysctl::proposal_limits(net);
+    // The UEIDs go with any v2 offer (SMC-Rv2 needs one).
     let mut ueids = [[0u8; EID_LEN]; crate::ueid::MAX_UEIDS];
+    let mut n_ueids = 0;
+    let snapshot = match &offer {
+        Some(o) => Some(o.ueids),
+        None if ism.is_some() => Some(crate::ueid::snapshot()),
+        None => None,
+    };
+    if let Some(all) = &snapshot {
+        for (slot, u) in ueids.iter_mut().zip(all.iter()) {
+            *slot = *u;
+            n_ueids += 1;
+        }
+    }
+    let ueids = ueids.get(..n_ueids).unwrap_or(&[]);
     let mut params = ProposalParams::default();
     if let Some(o) = &offer {
-        let mut n = 0;
-        for (slot, u) in ueids.iter_mut().zip(o.ueids.iter()) {
-            *slot = *u;
-            n += 1;
-        }
         params = ProposalParams {
             v2: true,
             local: LocalInfo {
@@ -123,15 +117,28 @@ pub(crate) fn client_handshake(net: &Net, clc: &KernelSocket) -> Result<ClientOu
                 mac: o.dev.mac,
             },
             roce_gid: o.dev.gid,
-            ueids: ueids.get(..n).unwrap_or(&[]),
+            ueids,
             release: SMC_RELEASE_1,
             max_conns: proposal_limits.0,
             max_links: proposal_limits.1,
             ..ProposalParams::default()
         };
     }
+    // SMC-Dv2 over the loopback device, offered first (upstream's order).
+    let ism_devices: [IsmDevice; 1] = [ism.unwrap_or_default()];
+    let mut smcd = SmcdProposalParams::default();
+    if ism.is_some() {
+        smcd = SmcdProposalParams {
+            v2: true,
+            seid: Some(ism::SYSTEM_EID),
+            devices: &ism_devices,
+            ..SmcdProposalParams::default()
+        };
+        params.ueids = ueids;
+        params.release = SMC_RELEASE_1;
+    }
     let mut buf = [0u8; MAX_MESSAGE_LEN];
-    let n = encode_proposal(&params, &mut buf).map_err(|_| Error::from(EINVAL))?;
+    let n = encode_proposal_smcd(&params, &smcd, &mut buf).map_err(|_| Error::from(EINVAL))?;
     clc.send_all(&buf[..n])?;
 
     let header = match recv_message(clc, &mut buf) {
@@ -146,7 +153,7 @@ pub(crate) fn client_handshake(net: &Net, clc: &KernelSocket) -> Result<ClientOu
             Ok(d) => {
                 smc_dbg!("client: peer declined with {:#010x}", d.reason.code());
                 Ok(ClientOutcome::Declined {
-                    reason: if offer.is_some() {
+                    reason: if offer.is_some() || ism.is_some() {
                         DeclineReason::PeerDeclined
                     } else {
                         DeclineReason::NoSmcDevice
@@ -156,6 +163,18 @@ pub(crate) fn client_handshake(net: &Net, clc: &KernelSocket) -> Result<ClientOu
             }
             Err(e) => Ok(ClientOutcome::NotClc(e)),
         },
+        MsgType::Accept if ism.is_some() && ism::is_smcd_accept(msg) => {
+            match SmcdAcceptConfirm::parse(msg) {
+                Ok(a) if a.version >= SMC_V2 && a.kind == MsgType::Accept => client_smcd(clc, &a),
+                _ => {
+                    send_decline(clc, DeclineReason::SyncError)?;
+                    Ok(ClientOutcome::Declined {
+                        reason: DeclineReason::SyncError,
+                        peer_diagnosis: 0,
+                    })
+                }
+            }
+        }
         MsgType::Accept => {
             let accepted = match (&offer, SmcrAcceptConfirm::parse(msg)) {
                 (Some(o), Ok(a)) if a.version >= SMC_V2 && o.ueids.iter().any(|u| *u == a.eid) => {
@@ -181,68 +200,6 @@ pub(crate) fn client_handshake(net: &Net, clc: &KernelSocket) -> Result<ClientOu
         // Our own proposal coming back: an echo, not a CLC peer.
         MsgType::Proposal | MsgType::Confirm => Ok(ClientOutcome::NotClc(ClcError::BadType)),
     }
-}
-
-/// How long a side whose first link could not be confirmed waits for the
-/// peer's Decline: longer than upstream's `CLC_WAIT_TIME_SHORT` (1 s).
-/// Each application found the other side's Decline at the start of its
-/// data when both sent one: an upstream server was seen to start its 2 s
-/// CONFIRM LINK wait about 2 s after the client's Confirm left, so its
-/// Decline came after an smc_rs client's 4 s + 1 s; and an upstream
-/// client waits 4 s for CONFIRM LINK and 1 s for our Decline after its
-/// Confirm, so its Decline came after an smc_rs server's 2 s + 3 s began
-/// later. 5 s covers the peer's whole wait (up to 4 s, then 1 s) begun
-/// up to 2 s after ours.
-const CLC_WAIT_SHORT_MS: u32 = 5000;
-
-/// The peer's Decline, if one comes within [`CLC_WAIT_SHORT_MS`]: when the
-/// first link cannot be confirmed, the side that gives up first declines,
-/// and the other must take that Decline from the stream instead of sending
-/// its own, or each application would find the other side's Decline at the
-/// start of its data (upstream waits alike). Only a whole Decline is taken;
-/// anything else stays in the stream. Returns the peer's reason code.
-fn peer_decline(clc: &KernelSocket) -> Option<u32> {
-    let mut buf = [0u8; MAX_MESSAGE_LEN];
-    let head = buf.get_mut(..HEADER_LEN)?;
-    if clc.peek_exact(head, CLC_WAIT_SHORT_MS).ok()? < HEADER_LEN {
-        return None;
-    }
-    let header = Header::parse(head).ok()?;
-    if header.kind != MsgType::Decline {
-        return None;
-    }
-    let msg = buf.get_mut(..usize::from(header.length))?;
-    let len = msg.len();
-    if clc.recv_exact(msg, CLC_WAIT_MS).ok()? < len {
-        return None;
-    }
-    Some(Decline::parse(msg).map_or(0, |d| d.reason.code()))
-}
-
-/// The end of a handshake whose first link could not be confirmed (or set
-/// up after the peer's last CLC message): the peer's Decline if it sent
-/// one, else ours with `reason`.
-fn decline_unless_peer_did(
-    clc: &KernelSocket,
-    reason: DeclineReason,
-) -> Result<(DeclineReason, u32)> {
-    if let Some(diagnosis) = peer_decline(clc) {
-        smc_dbg!(
-            "the peer declined first ({:#010x}): no decline of ours",
-            diagnosis
-        );
-        return Ok((DeclineReason::PeerDeclined, diagnosis));
-    }
-    send_decline(clc, reason)?;
-    Ok((reason, 0))
-}
-
-/// Sends a v2 decline with `reason`.
-fn send_decline(clc: &KernelSocket, reason: DeclineReason) -> Result {
-    let d = Decline::new(SMC_V2, local_systemid(), reason);
-    let mut out = [0u8; DECLINE_LEN_V2];
-    let n = d.encode(&mut out).map_err(|_| Error::from(EINVAL))?;
-    clc.send_all(out.get(..n).ok_or(EINVAL)?)
 }
 
 /// The client's part after an SMC-Rv2 Accept: connection and link group,
@@ -475,24 +432,6 @@ fn server_abort(sc: ServerConn) {
     drop(sc.setup);
 }
 
-/// How the server side of a CLC handshake ended.
-pub(crate) enum ServerOutcome {
-    /// SMC-R was agreed: the connection runs over this link group.
-    Smcr(Arc<Conn>),
-    /// The connection goes on over TCP, positioned where the client's data
-    /// starts. `error` is set when the client's CLC was broken but the
-    /// stream could still be resynchronised (we declined).
-    Fallback {
-        reason: DeclineReason,
-        peer_diagnosis: u32,
-        /// The client sent no CLC at all: nothing was taken from the stream.
-        not_clc: bool,
-        error: Option<ClcError>,
-    },
-    /// The client's CLC cannot be made sense of (or stopped halfway): the
-    /// stream position is lost, so the connection must be dropped.
-    Abort(ClcError),
-}
 
 /// Runs the server side on a connection whose SYN carried the SMC option.
 ///
@@ -543,6 +482,10 @@ pub(crate) fn server_handshake(clc: &KernelSocket, first_wait_ms: u32) -> Server
     let (reason, error) = match header.kind {
         MsgType::Proposal => match Proposal::parse(msg) {
             Ok(p) => {
+                // SMC-Dv2 first, as upstream's listener.
+                if let Some(m) = ism::server_match(clc.net(), &p) {
+                    return server_smcd(clc, &m);
+                }
                 let offer = server_offer(clc, &p);
                 let caps = ServerCaps {
                     smcr_v1: false,

@@ -467,6 +467,7 @@ fn finish_handshake<S: ListenSocket>(
     };
     count(net, Side::Server, Event::Connection);
     match smcr {
+        Some(ref c) if c.is_ism() => count(net, Side::Server, Event::SmcdV2),
         Some(_) => count(net, Side::Server, Event::SmcrV2),
         None => count(net, Side::Server, Event::Fallback(reason)),
     }

@@ -154,10 +154,11 @@ impl GenlFamily for SmcNetlink {
             b::SMC_NETLINK_GET_STATS => {
                 let errors = stats::handshake_errors(dump.net());
                 let smcr = stats::smcr_v2_connections(dump.net());
+                let smcd = stats::smcd_v2_connections(dump.net());
                 let tech = stats::tech::smcr_snapshot(dump.net());
                 once(cmd, dump, |m| {
                     m.nest(b::SMC_GEN_STATS as u16, |m| {
-                        fill_stats(m, errors, smcr, &tech)
+                        fill_stats(m, errors, (smcd, smcr), &tech)
                     })
                 })
             }
@@ -197,11 +198,11 @@ fn once(
 fn fill_stats(
     m: &mut GenlMessage<'_>,
     (client_errors, server_errors): (u64, u64),
-    smcr_v2: (u64, u64),
+    (smcd_v2, smcr_v2): ((u64, u64), (u64, u64)),
     smcr: &TechSnapshot,
 ) -> Result {
     m.nest(b::SMC_NLA_STATS_SMCD_TECH as u16, |m| {
-        fill_tech(m, (0, 0), &TechSnapshot::default())
+        fill_tech(m, smcd_v2, &TechSnapshot::default())
     })?;
     m.nest(b::SMC_NLA_STATS_SMCR_TECH as u16, |m| {
         fill_tech(m, smcr_v2, smcr)

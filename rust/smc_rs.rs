@@ -19,6 +19,7 @@ mod clc;
 mod ib;
 mod listen;
 mod netlink;
+mod smcd;
 mod smcr;
 mod stats;
 mod sys;
@@ -69,6 +70,7 @@ struct SmcRs {
     _pnet_netlink: GenlRegistration<netlink::PnetNetlink>,
     _ueids: ueid::Ueids,
     _handshakes: HandshakeQueue,
+    _smcd: crate::smcd::lgr::Smcd,
     _link_groups: crate::smcr::registry::SmcrLinkGroups,
     _ib: IbClient<ib::SmcIbClient>,
     _stats: PernetRegistration<stats::NetStats>,
@@ -86,6 +88,7 @@ impl kernel::Module for SmcRs {
         let ib = IbClient::register(c_str!("smc_rs"))?;
         let handshakes = HandshakeQueue::new()?;
         let link_groups = crate::smcr::registry::SmcrLinkGroups::start()?;
+        let smcd = crate::smcd::lgr::Smcd::start()?;
         // The family first: taking family 43 is what tells whether upstream
         // SMC is loaded, and says so.
         let family = Registration::new(bindings::PF_SMC, c_str!("SMC"), module)?;
@@ -105,6 +108,7 @@ impl kernel::Module for SmcRs {
             _pnet_netlink: pnet_netlink,
             _ueids: ueids,
             _handshakes: handshakes,
+            _smcd: smcd,
             _link_groups: link_groups,
             _ib: ib,
             _stats: stats,

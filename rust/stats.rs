@@ -33,6 +33,8 @@ pub(crate) struct SideStats {
     pub(crate) handshake_errors: AtomicU64,
     /// Connections that agreed on SMC-Rv2.
     pub(crate) smcr_v2: AtomicU64,
+    /// Connections that agreed on SMC-Dv2.
+    pub(crate) smcd_v2: AtomicU64,
 }
 
 /// How many fallback reasons are told apart per side, as upstream
@@ -129,6 +131,17 @@ pub(crate) fn smcr_v2_connections(net: &Net) -> (u64, u64) {
     .unwrap_or((0, 0))
 }
 
+/// `net`'s SMC-Dv2 connections, client then server.
+pub(crate) fn smcd_v2_connections(net: &Net) -> (u64, u64) {
+    crate::sys::pernet::with::<NetStats, _>(net, |s| {
+        (
+            s.client.smcd_v2.load(Ordering::Relaxed),
+            s.server.smcd_v2.load(Ordering::Relaxed),
+        )
+    })
+    .unwrap_or((0, 0))
+}
+
 static NET_STATS_ID: AtomicU32 = AtomicU32::new(0);
 
 impl PernetData for NetStats {
@@ -161,6 +174,8 @@ pub(crate) enum Event {
     Fallback(DeclineReason),
     /// A connection agreed on SMC-Rv2.
     SmcrV2,
+    /// A connection agreed on SMC-Dv2.
+    SmcdV2,
     /// A CLC handshake failed.
     HandshakeError,
     /// A peer echoed the SMC option without speaking CLC.
@@ -186,6 +201,7 @@ pub(crate) fn count(net: &Net, side: Side, event: Event) {
                 return;
             }
             Event::SmcrV2 => &side.smcr_v2,
+            Event::SmcdV2 => &side.smcd_v2,
             Event::HandshakeError => &side.handshake_errors,
             Event::NonClcPeer => &s.non_clc_peers,
         };

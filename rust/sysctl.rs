@@ -14,6 +14,11 @@
 //! | `limit_smc_hs`           | `proc_dointvec_minmax` | 0..=1           | 0       |
 //! | `smcr_max_send_wr`       | `proc_dointvec_minmax` | 2..=2048        | 16      |
 //! | `smcr_max_recv_wr`       | `proc_dointvec_minmax` | 2..=2048        | 48      |
+//! | `smcd_loopback`          | `proc_dointvec_minmax` | 0..=1           | 0       |
+//!
+//! `smcd_loopback` is ours: 1 lets connections between sockets of this
+//! host use SMC-D through the loopback ISM device (upstream has it when
+//! built with `CONFIG_SMC_LO`).
 //!
 //! Values are read when they take effect (a connection's buffers, a new
 //! link group), never on the data path. `smcr_buf_type` is kept for
@@ -39,7 +44,8 @@ const SMCR_MAX_CONNS_PER_LGR: usize = 6;
 const LIMIT_SMC_HS: usize = 7;
 const SMCR_MAX_SEND_WR: usize = 8;
 const SMCR_MAX_RECV_WR: usize = 9;
-const KNOB_COUNT: usize = 10;
+const SMCD_LOOPBACK: usize = 10;
+const KNOB_COUNT: usize = 11;
 
 /// The smallest send buffer and RMB (upstream's `SMC_BUF_MIN_SIZE`).
 static BUF_MIN: c_int = 16384;
@@ -137,6 +143,17 @@ static KNOBS: [Knob; KNOB_COUNT] = [
         },
         initial: 48,
     },
+    // Ours: whether connections between sockets of this host may use
+    // SMC-D through the loopback ISM device (upstream builds it in with
+    // `CONFIG_SMC_LO`).
+    Knob {
+        name: c_str!("smcd_loopback"),
+        handler: Handler::IntMinMax {
+            min: &OFF,
+            max: &ON,
+        },
+        initial: 0,
+    },
 ];
 
 /// The knobs of one namespace, registered as `net/smc` in it.
@@ -180,6 +197,12 @@ pub(crate) fn wmem(net: &Net) -> u32 {
 /// `net.smc.rmem`: as [`wmem`], for the RMB and `SO_RCVBUF`.
 pub(crate) fn rmem(net: &Net) -> u32 {
     value(net, RMEM).max(BUF_MIN) as u32
+}
+
+/// `net.smc.smcd_loopback`: SMC-D through the loopback device is offered
+/// and served in this namespace.
+pub(crate) fn smcd_loopback(net: &Net) -> bool {
+    value(net, SMCD_LOOPBACK) != 0
 }
 
 /// `net.smc.limit_smc_hs`: new listening sockets limit their handshakes.

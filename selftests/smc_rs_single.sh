@@ -298,6 +298,7 @@ sysctl_defaults() {
 	net.smc.autocorking_size = 65536
 	net.smc.limit_smc_hs = 0
 	net.smc.rmem = 65536
+	net.smc.smcd_loopback = 0
 	net.smc.smcr_buf_type = 0
 	net.smc.smcr_max_conns_per_lgr = 255
 	net.smc.smcr_max_links_per_lgr = 2
@@ -332,7 +333,7 @@ sysctl_refused() {
 
 t_sysctl_table() {
 	# Exactly upstream's names, defaults, modes (0644) and bounds; the
-	# same table as upstream smc.ko's, but for the two later knobs.
+	# same table as upstream smc.ko's, but for the two later knobs and our smcd_loopback.
 	local dir rc=0 f
 	dir=$(mktemp -d)
 	sysctl_list >"$dir/smc_rs.txt"
@@ -357,6 +358,7 @@ t_sysctl_table() {
 	sysctl_refused smcr_max_send_wr 2049 || rc=1
 	sysctl_refused smcr_max_recv_wr 1 || rc=1
 	sysctl_refused smcr_max_recv_wr 2049 || rc=1
+	sysctl_refused smcd_loopback 2 || rc=1
 	# The bounds themselves are taken; the jiffies knob reads back seconds.
 	sysctl -w net.smc.wmem=1073741823 net.smc.rmem=16384 \
 		net.smc.smcr_buf_type=2 net.smc.smcr_testlink_time=7 \
@@ -371,12 +373,12 @@ t_sysctl_table() {
 	# Back to the defaults for the tests that follow.
 	sysctl_defaults | sed 's/ //g' | xargs sysctl -q -w || rc=1
 	diff -u <(sysctl_defaults) <(sysctl_list) || rc=1
-	# Upstream smc.ko's own table: the same lines, but for the later two.
+	# Upstream smc.ko's own table: the same lines, but for the later two and smcd_loopback.
 	rmmod smc_rs && modprobe smc || return 1
 	sysctl_list >"$dir/upstream.txt"
 	rmmod smc; insmod "$SMC_TOP/smc_rs.ko" || return 1
 	cat "$dir/upstream.txt"
-	diff -u <(grep -v '_wr = ' "$dir/smc_rs.txt") "$dir/upstream.txt" || rc=1
+	diff -u <(grep -v -e '_wr = ' -e 'smcd_loopback = ' "$dir/smc_rs.txt") "$dir/upstream.txt" || rc=1
 	return $rc
 }
 

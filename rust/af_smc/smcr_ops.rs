@@ -257,6 +257,9 @@ pub(super) fn ioctl(conn: &Conn, cmd: u32, arg: usize) -> Option<Result<i32>> {
         let sh = conn.shared.lock();
         match cmd {
             SIOCINQ => rx::bytes_to_read(&sh),
+            // SMC-D: what the peer's buffer has is delivered (TCP's
+            // acknowledged), read or not.
+            SIOCOUTQ if conn.is_ism() => sh.tx_copied - sh.tx_prod,
             SIOCOUTQ => sh.tx_copied - sh.tx_fin,
             SIOCOUTQNSD => sh.tx_copied - sh.tx_prod,
             SIOCATMARK => u64::from(rx::at_urgent_mark(&sh)),

@@ -99,7 +99,7 @@ pub(crate) struct SmcLocked {
 impl SockDiag for SmcSock {
     fn diag_info(&self, ext: DiagExt) -> DiagInfo {
         let reason = self.fallback_reason.load(Ordering::Relaxed);
-        let (conn, link, state) = {
+        let (conn, link, state, ism) = {
             // The socket's reference keeps the connection while the lock
             // is held: nothing is dropped here (softirqs are off).
             let held = self.diag_conn.lock();
@@ -107,13 +107,14 @@ impl SockDiag for SmcSock {
                 Some(c) => (
                     ext.conninfo().then(|| c.diag()),
                     if ext.lgrinfo() {
-                        c.link().link_diag()
+                        c.link().ok().and_then(|l| l.link_diag())
                     } else {
                         None
                     },
                     Some(c.sk_state()),
+                    c.is_ism(),
                 ),
-                None => (None, None, None),
+                None => (None, None, None, false),
             }
         };
         DiagInfo {
@@ -122,6 +123,8 @@ impl SockDiag for SmcSock {
             state,
             mode: if reason != 0 {
                 b::SMC_DIAG_MODE_FALLBACK_TCP as u8
+            } else if ism {
+                b::SMC_DIAG_MODE_SMCD as u8
             } else {
                 b::SMC_DIAG_MODE_SMCR as u8
             },
@@ -301,8 +304,13 @@ pub(super) fn smcr_locked<'a>(sock: &'a Sock<'_>) -> Option<(Arc<Conn>, Guard<'a
 /// Moves a connected socket to SMC-R mode over `conn`.
 pub(super) fn enter_smcr(sock: &Sock<'_>, st: &mut Guard<'_>, side: Side, conn: Arc<Conn>) {
     count(sock.sk().net(), side, Event::Connection);
-    count(sock.sk().net(), side, Event::SmcrV2);
-    smc_dbg!("{:?}: SMC-R, token {:#x}", side, conn.token);
+    let (event, mode) = if conn.is_ism() {
+        (Event::SmcdV2, "SMC-D")
+    } else {
+        (Event::SmcrV2, "SMC-R")
+    };
+    count(sock.sk().net(), side, event);
+    smc_dbg!("{:?}: {}, token {:#x}", side, mode, conn.token);
     let reported = !matches!(st.state, SmcState::Connecting(_));
     *sock.sk().state().diag_conn.lock() = Some(conn.clone());
     st.state = SmcState::Smcr {

@@ -55,11 +55,11 @@ pub(crate) fn conns_of(lgr: &LinkGroup) -> Result<KVec<Arc<Conn>>> {
 fn buffers_of(lgr: &LinkGroup) -> Result<KVec<(Arc<LgrBuf>, bool)>> {
     let mut out = KVec::new();
     for c in conns_of(lgr)?.iter() {
-        let rmb = c.rmb.lock().clone();
+        let rmb = c.rmb.lock().as_ref().and_then(|b| b.lgr().cloned());
         if let Some(b) = rmb {
             out.push((b, true), GFP_KERNEL)?;
         }
-        let snd = c.sndbuf.lock().clone();
+        let snd = c.sndbuf.lock().as_ref().and_then(|b| b.lgr().cloned());
         if let Some(b) = snd {
             out.push((b, false), GFP_KERNEL)?;
         }

@@ -4,16 +4,19 @@
 //! they announce and received in the completion handler.
 
 use super::close::{self, Deferred};
-use super::conn::{cursor_of, Conn, ConnShared, ConnTable, UrgentRx};
+use super::conn::{cursor_of, Conn, ConnShared, Path, UrgentRx};
+use super::conntable::ConnTable;
 use super::inject;
 use super::link::Link;
 use super::rejects::{self, Reject};
+use crate::smcd::dmb::{CdcBytes, Dmb};
 use crate::sys::errno::{ECONNABORTED, ECONNRESET, ENOLINK};
 use crate::sys::sync::SpinLockBh;
 use crate::wire::bufsize::rmb_wnd_update_limit;
 use crate::wire::cdc::{seq_before, CdcMsg, ProducerFlags, CDC_LEN};
 use crate::wire::close::CloseEvent;
 use crate::wire::cursor::{peer_consumer_advance, peer_producer_advance, CursorError};
+use crate::wire::cursor::ism_tx_fin;
 use crate::wire::lgr_links::resume_from_delivered;
 use kernel::prelude::*;
 use kernel::sync::Arc;
@@ -46,6 +49,19 @@ pub(crate) fn received(
             Reject::CdcUnknownToken,
             format_args!("token {:#x}", cdc.token),
         );
+    }
+}
+
+/// Takes a CDC message the peer of an SMC-D connection signalled (its
+/// DMB's owner is `conn`: no token to look up). `None` when it is
+/// malformed (dropped and counted).
+pub(crate) fn received_ism(conn: &Arc<Conn>, msg: &CdcBytes) -> Option<Arrival> {
+    match CdcMsg::parse(msg) {
+        Ok(cdc) => Some(apply(conn, &cdc)),
+        Err(e) => {
+            rejects::count(Reject::CdcMalformed, format_args!("SMC-D: {:?}", e));
+            None
+        }
     }
 }
 
@@ -225,7 +241,12 @@ fn take_cursors(conn: &Conn, sh: &mut ConnShared, cdc: &CdcMsg) -> Result<(), Cu
         Ok(n) => {
             sh.tx_acked += u64::from(n);
             sh.peer_cons_curs = cdc.cons;
-            (sh.tx_prod, sh.tx_fin) = resume_from_delivered(sh.tx_prod, sh.tx_fin, sh.tx_acked);
+            (sh.tx_prod, sh.tx_fin) = if conn.is_ism() {
+                // The send buffer is the peer's RMB: what it read is free.
+                (sh.tx_prod, ism_tx_fin(sh.tx_fin, sh.tx_prod, sh.tx_acked))
+            } else {
+                resume_from_delivered(sh.tx_prod, sh.tx_fin, sh.tx_acked)
+            };
         }
         Err(CursorError::Behind) => {}
         Err(e) => return Err(e),
@@ -264,17 +285,7 @@ pub(crate) fn post_locked(
     slot: u32,
     flags: ProducerFlags,
 ) -> Result {
-    let mut flags = flags;
-    // Urgent data waits to be written.
-    flags.urg_data_pending |= sh.urg_tx.is_some_and(|p| sh.tx_prod <= p);
-    let mut msg = CdcMsg {
-        seqno: sh.tx_seq,
-        token: sh.peer.token,
-        prod: cursor_of(sh.tx_prod, sh.peer.size),
-        cons: cursor_of(sh.rx_cons, conn.rmb_size()),
-        prod_flags: flags,
-        conn_state_flags: sh.sent_state,
-    };
+    let mut msg = next_msg(conn, sh, flags);
     let prod_total = sh.tx_prod;
     // The fault injection seam (tests only: a hostile message armed in
     // debugfs changes the message or follows it).
@@ -284,11 +295,49 @@ pub(crate) fn post_locked(
         link.slot_for_conn(slot, conn.token, prod_total);
         link.post_msg(slot, &buf)
     })?;
+    mark_sent(sh);
+    Ok(())
+}
+
+/// The connection's next CDC message, with `flags`.
+fn next_msg(conn: &Conn, sh: &ConnShared, flags: ProducerFlags) -> CdcMsg {
+    let mut flags = flags;
+    // Urgent data waits to be written.
+    flags.urg_data_pending |= sh.urg_tx.is_some_and(|p| sh.tx_prod <= p);
+    CdcMsg {
+        seqno: sh.tx_seq,
+        token: sh.peer.token,
+        prod: cursor_of(sh.tx_prod, sh.peer.size),
+        cons: cursor_of(sh.rx_cons, conn.rmb_size()),
+        prod_flags: flags,
+        conn_state_flags: sh.sent_state,
+    }
+}
+
+/// The message [`next_msg`] made went: its cursors and flags are the
+/// peer's.
+fn mark_sent(sh: &mut ConnShared) {
     sh.tx_seq = sh.tx_seq.wrapping_add(1);
     sh.rx_cons_sent = sh.rx_cons;
     sh.rx_cons_wanted = false;
     sh.cursors_due = false;
     sh.announced_state = sh.sent_state;
+}
+
+/// Signals the connection's next CDC message to the peer's DMB `peer`
+/// (SMC-D), under the connection's lock so that messages queue in order;
+/// the caller [`kick`](Dmb::kick)s the DMB once the lock is dropped.
+pub(crate) fn signal_locked(
+    conn: &Conn,
+    peer: &Dmb,
+    sh: &mut ConnShared,
+    flags: ProducerFlags,
+) -> Result {
+    let msg = next_msg(conn, sh, flags);
+    let mut buf = [0u8; CDC_LEN];
+    msg.encode(&mut buf).map_err(|_| ECONNABORTED)?;
+    peer.signal(&buf)?;
+    mark_sent(sh);
     Ok(())
 }
 
@@ -314,7 +363,20 @@ pub(crate) fn consumer_update_due(conn: &Conn, sh: &ConnShared) -> bool {
 pub(crate) fn update_consumer(conn: &Conn) {
     // Before queueing: the queue may be served before this returns.
     conn.shared.lock().rx_cons_wanted = true;
-    let link = conn.link();
+    let link = match conn.path() {
+        Path::Link(link) => link,
+        Path::Ism(p) => {
+            let Some(peer) = p.peer else { return };
+            let sent = {
+                let mut sh = conn.shared.lock();
+                sh.error.is_none() && signal_locked(conn, &peer, &mut sh, ProducerFlags::default()).is_ok()
+            };
+            if sent {
+                peer.kick();
+            }
+            return;
+        }
+    };
     if let Ok(Some(slot)) = link.get_slot_or_queue(conn.token) {
         if post(conn, &link, slot, ProducerFlags::default(), |_| {}).is_err() {
             link.put_slot(slot);

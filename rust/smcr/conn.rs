@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! An SMC-R connection: its send buffer and RMB, where the peer's RMB is,
-//! and the cursors both sides move.
+//! A connection (SMC-R, or SMC-D through the loopback device): its send
+//! buffer and RMB, where the peer's RMB is, and the cursors both sides
+//! move.
 //!
 //! Cursors are kept as byte counts since the connection began (`u64`, they
 //! never wrap); the wire's (wrap, count) cursors are derived from them and
 //! checked against them with the wire crate's cursor rules.
 
 use super::bufs::LgrBuf;
-use super::link::{Link, CONNS_PER_LGR};
+use super::link::Link;
 use super::peerkeys::PeerKeys;
-use crate::sys::errno::{ECONNRESET, EEXIST, ENOSPC};
+pub(crate) use super::path::{ConnBuf, IsmPath, Path};
+use crate::smcd::dmb::Dmb;
+use crate::sys::errno::{ECONNRESET, ENOLINK};
 use crate::sys::sync::{new_spinlock_bh, SpinLockBh};
 use crate::sys::tcp::TcpSock;
 use crate::wire::cdc::{ConnStateFlags, ProducerFlags};
@@ -18,13 +21,11 @@ use crate::wire::close::CloseMachine;
 use crate::wire::cursor::Cursor;
 use crate::wire::lgr_links::LINKS_MAX;
 use crate::wire::rtokens::Rtoken;
-use crate::wire::tokens::{InsertError, Keyed, TokenTable};
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{new_mutex, Arc, Mutex};
 use kernel::types::ARef;
 use kernel::workqueue::{new_work, Work};
-
 
 /// Where the peer's receive buffer is.
 #[derive(Clone, Copy, Debug, Default)]
@@ -169,14 +170,18 @@ pub(crate) struct Conn {
     /// Our receive buffer, registered for the peer's RDMA WRITEs, until
     /// the link group ends (a device that goes away takes it back).
     #[pin]
-    pub(crate) rmb: Mutex<Option<Arc<LgrBuf>>>,
+    pub(crate) rmb: Mutex<Option<ConnBuf>>,
     /// Our send buffer, read by the device; taken back like the RMB. A
     /// spinlock: the completion handler pushes from it in softirq context
     /// (it never drops the last reference there).
     #[pin]
-    pub(crate) sndbuf: SpinLockBh<Option<Arc<LgrBuf>>>,
+    pub(crate) sndbuf: SpinLockBh<Option<ConnBuf>>,
     rmb_size: u32,
-    sndbuf_size: u32,
+    /// An SMC-D connection learns it with the peer's DMB.
+    sndbuf_size: AtomicU32,
+    /// SMC-D: the send buffer is the peer's RMB (nothing is copied or
+    /// completed: room comes back as the peer reads).
+    ism: bool,
     /// Settles the connection in process context after an event taken in
     /// softirq context (closing flags, an abort, the clcsock's reset).
     #[pin]
@@ -188,15 +193,15 @@ pub(crate) struct Conn {
     orphaned: AtomicBool,
     #[pin]
     pub(crate) shared: SpinLockBh<ConnShared>,
-    /// The link the connection sends on (the peer's CDC messages may come
-    /// on any link of the group); another one of the group after a
-    /// failover.
+    /// How the connection reaches its peer. SMC-R: the link it sends on
+    /// (the peer's CDC messages may come on any link of the group);
+    /// another one of the group after a failover.
     #[pin]
-    link: SpinLockBh<Arc<Link>>,
+    link: SpinLockBh<Path>,
 }
 
 impl Conn {
-    /// A new connection on `link`.
+    /// A new SMC-R connection on `link`.
     pub(crate) fn new(
         token: u32,
         link: Arc<Link>,
@@ -205,14 +210,41 @@ impl Conn {
         sndbuf: Arc<LgrBuf>,
         waker: ARef<TcpSock>,
     ) -> Result<Arc<Conn>> {
+        Self::make(
+            token,
+            Path::Link(link),
+            peer,
+            ConnBuf::Lgr(rmb),
+            Some(ConnBuf::Lgr(sndbuf)),
+            waker,
+        )
+    }
+
+    /// A new SMC-D connection on `path` (its send buffer comes with the
+    /// peer's DMB, [`attach_peer`](Self::attach_peer)).
+    pub(crate) fn new_ism(token: u32, path: IsmPath, waker: ARef<TcpSock>) -> Result<Arc<Conn>> {
+        let rmb = ConnBuf::Mem(path.own.mem.clone());
+        Self::make(token, Path::Ism(path), None, rmb, None, waker)
+    }
+
+    fn make(
+        token: u32,
+        path: Path,
+        peer: Option<PeerRmb>,
+        rmb: ConnBuf,
+        sndbuf: Option<ConnBuf>,
+        waker: ARef<TcpSock>,
+    ) -> Result<Arc<Conn>> {
+        let ism = matches!(path, Path::Ism(_));
         Arc::pin_init(
             try_pin_init!(Conn {
                 token,
-                link <- new_spinlock_bh!(link, "Conn::link"),
+                link <- new_spinlock_bh!(path, "Conn::link"),
                 rmb_size: rmb.len() as u32,
-                sndbuf_size: sndbuf.len() as u32,
+                sndbuf_size: AtomicU32::new(sndbuf.as_ref().map_or(0, |b| b.len() as u32)),
+                ism,
                 rmb <- new_mutex!(Some(rmb), "Conn::rmb"),
-                sndbuf <- new_spinlock_bh!(Some(sndbuf), "Conn::sndbuf"),
+                sndbuf <- new_spinlock_bh!(sndbuf, "Conn::sndbuf"),
                 tx_work <- new_work!("Conn::tx_work"),
                 waker,
                 orphaned: AtomicBool::new(false),
@@ -257,27 +289,63 @@ impl Conn {
         )
     }
 
-    /// The link the connection sends on now. A sender keeps what it got
-    /// for one message: its slot belongs to that link.
-    pub(crate) fn link(&self) -> Arc<Link> {
+    /// How the connection reaches its peer now. A sender keeps what it
+    /// got for one message: an SMC-R slot belongs to that link.
+    pub(crate) fn path(&self) -> Path {
         self.link.lock().clone()
+    }
+
+    /// The link an SMC-R connection sends on now; `ENOLINK` for SMC-D.
+    pub(crate) fn link(&self) -> Result<Arc<Link>> {
+        match &*self.link.lock() {
+            Path::Link(l) => Ok(l.clone()),
+            Path::Ism(_) => Err(ENOLINK.into()),
+        }
+    }
+
+    /// Whether this is an SMC-D connection.
+    pub(crate) fn is_ism(&self) -> bool {
+        self.ism
     }
 
     /// Whether the connection sends on `link` (a failover moves it).
     pub(crate) fn is_on(&self, link: &Link) -> bool {
-        core::ptr::eq(&**self.link.lock(), link)
+        matches!(&*self.link.lock(), Path::Link(l) if core::ptr::eq(&**l, link))
     }
 
-    /// The slot of the link the connection sends on.
+    /// The slot of the link the connection sends on (`LINKS_MAX` for
+    /// SMC-D: no slot).
     pub(crate) fn link_idx(&self) -> usize {
-        self.link.lock().idx
+        match &*self.link.lock() {
+            Path::Link(l) => l.idx,
+            Path::Ism(_) => LINKS_MAX,
+        }
     }
 
-    /// Moves the connection to `link` (a link of the same group); the
+    /// Moves an SMC-R connection to `link` (a link of the same group); the
     /// caller resends what the peer may not have (see
     /// [`switch_resend_from`](crate::wire::lgr_links::switch_resend_from)).
-    pub(crate) fn set_link(&self, link: Arc<Link>) -> Arc<Link> {
-        core::mem::replace(&mut *self.link.lock(), link)
+    /// Returns the link it was on.
+    pub(crate) fn set_link(&self, link: Arc<Link>) -> Result<Arc<Link>> {
+        match &mut *self.link.lock() {
+            Path::Link(l) => Ok(core::mem::replace(l, link)),
+            Path::Ism(_) => Err(ENOLINK.into()),
+        }
+    }
+
+    /// An SMC-D connection learned the peer's DMB (`peer.token` is its
+    /// token, `peer.size` its size): our send buffer is its memory from
+    /// now on, and our CDC messages go to it.
+    pub(crate) fn attach_peer(&self, dmb: Arc<Dmb>, peer: PeerRmb) -> Result {
+        let mem = dmb.mem.clone();
+        match &mut *self.link.lock() {
+            Path::Ism(p) => p.peer = Some(dmb),
+            Path::Link(_) => return Err(ENOLINK.into()),
+        }
+        self.sndbuf_size.store(mem.len() as u32, Ordering::Release);
+        *self.sndbuf.lock() = Some(ConnBuf::Mem(mem));
+        self.set_peer(peer);
+        Ok(())
     }
 
     /// Size of our RMB.
@@ -300,9 +368,10 @@ impl Conn {
         }
     }
 
-    /// Size of our send buffer.
+    /// Size of our send buffer (0 for SMC-D until the peer's DMB is
+    /// known).
     pub(crate) fn sndbuf_size(&self) -> u32 {
-        self.sndbuf_size
+        self.sndbuf_size.load(Ordering::Acquire)
     }
 
     /// Settles the connection (push, closing flags) from process context
@@ -312,11 +381,14 @@ impl Conn {
         crate::sys::work::queue_arc(self.clone());
     }
 
-    /// Takes the buffers out of a finished connection, for the pool.
+    /// Takes the buffers out of a finished SMC-R connection, for the pool.
     pub(crate) fn take_buffers(&self) -> Option<(Arc<LgrBuf>, Arc<LgrBuf>)> {
         let rmb = self.rmb.lock().take()?;
         let sndbuf = self.sndbuf.lock().take()?;
-        Some((rmb, sndbuf))
+        match (rmb, sndbuf) {
+            (ConnBuf::Lgr(r), ConnBuf::Lgr(s)) => Some((r, s)),
+            _ => None,
+        }
     }
 
     /// Takes the buffers back (the link group ended): their memory
@@ -324,11 +396,11 @@ impl Conn {
     /// Process context; the link's queue pair is gone.
     pub(crate) fn revoke_buffers(&self) {
         let rmb = self.rmb.lock().take();
-        if let Some(b) = rmb {
+        if let Some(b) = rmb.as_ref().and_then(ConnBuf::lgr) {
             b.drop_all();
         }
         let sndbuf = self.sndbuf.lock().take();
-        if let Some(b) = sndbuf {
+        if let Some(b) = sndbuf.as_ref().and_then(ConnBuf::lgr) {
             b.drop_all();
         }
     }
@@ -416,10 +488,14 @@ impl Conn {
     /// Writes flushed by a link that went down never complete: such a
     /// connection stays until its link group ends, which destroys the queue
     /// pair before it takes the buffers.
+    /// An SMC-D connection has no writes in flight (its bytes are in the
+    /// peer's DMB when `send` returns).
     pub(crate) fn finished(&self) -> bool {
         self.orphaned.load(Ordering::Acquire) && {
             let sh = self.shared.lock();
-            sh.close.closed() && sh.announced_state == sh.sent_state && sh.tx_fin == sh.tx_prod
+            sh.close.closed()
+                && sh.announced_state == sh.sent_state
+                && (self.ism || sh.tx_fin == sh.tx_prod)
         }
     }
 
@@ -478,74 +554,5 @@ pub(crate) fn cursor_of(total: u64, size: u32) -> Cursor {
     Cursor {
         wrap: (total / size) as u16,
         count: (total % size) as u32,
-    }
-}
-
-/// The connections of a link group, by token: a fixed table, so that
-/// adding and removing never allocates (the receive path looks here), and
-/// a lookup by token is O(1) (see [`TokenTable`]).
-pub(crate) struct ConnTable {
-    conns: TokenTable<Arc<Conn>, CONNS_PER_LGR>,
-}
-
-impl Keyed for Arc<Conn> {
-    fn key(&self) -> u32 {
-        self.token
-    }
-}
-
-impl ConnTable {
-    pub(crate) fn new() -> Self {
-        ConnTable {
-            conns: TokenTable::new(),
-        }
-    }
-
-    /// Adds a connection; its token must be new.
-    pub(crate) fn insert(&mut self, conn: Arc<Conn>) -> Result {
-        self.conns.insert(conn).map_err(|e| match e {
-            InsertError::Exists => EEXIST.into(),
-            InsertError::Full => ENOSPC.into(),
-        })
-    }
-
-    /// Takes the connection with `token` out; the caller drops it in
-    /// process context.
-    pub(crate) fn remove(&mut self, token: u32) -> Option<Arc<Conn>> {
-        self.conns.remove(token)
-    }
-
-    /// Runs `f` on the connection with `token`, if there is one.
-    pub(crate) fn with(&self, token: u32, f: impl FnOnce(&Arc<Conn>)) -> bool {
-        match self.conns.get(token) {
-            Some(c) => {
-                f(c);
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// Takes out connections (all of them, in rounds), into `out`.
-    pub(crate) fn take_all(&mut self, out: &mut [Option<Arc<Conn>>]) -> usize {
-        self.conns.take_if(out, |_| true)
-    }
-
-    /// Takes out the connections that are [`finished`](Conn::finished),
-    /// into `out` (to be dropped in process context).
-    pub(crate) fn take_finished(&mut self, out: &mut [Option<Arc<Conn>>]) -> usize {
-        self.conns.take_if(out, |c| c.finished())
-    }
-
-    /// How many connections there are.
-    pub(crate) fn count(&self) -> usize {
-        self.conns.len()
-    }
-
-    /// Runs `f` on every connection.
-    pub(crate) fn for_each(&self, mut f: impl FnMut(&Arc<Conn>)) {
-        for c in self.conns.iter() {
-            f(c);
-        }
     }
 }

@@ -113,7 +113,9 @@ impl Drop for Moved {
 fn switch(lgr: &LinkGroup, conn: &Arc<Conn>, to: &Arc<Link>) {
     // The keys on `to` first: a send that sees the new link has them.
     conn.reload_peer_keys(&lgr.peer_keys);
-    let old = conn.set_link(to.clone());
+    let Ok(old) = conn.set_link(to.clone()) else {
+        return;
+    };
     old.forget_slot_waiter(conn.token);
     let mut sh = conn.shared.lock();
     let from = switch_resend_from(sh.tx_fin, sh.tx_acked);

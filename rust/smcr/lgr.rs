@@ -15,7 +15,8 @@
 
 use super::bufs::LgrBuf;
 use super::cdc;
-use super::conn::{Conn, ConnTable};
+use super::conn::Conn;
+use super::conntable::ConnTable;
 use super::link::{Link, LinkOwner, LinkState, PeerLink, Role};
 use super::flows::{FlowNext, Flows};
 use super::llc;

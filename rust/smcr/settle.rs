@@ -11,7 +11,7 @@
 
 use super::cdc::{self, Arrival};
 use super::close::{self, Deferred};
-use super::conn::{Conn, TxDone};
+use super::conn::{Conn, Path, TxDone};
 use super::tx;
 use crate::wire::close::CloseEvent;
 use kernel::sync::Arc;
@@ -31,8 +31,13 @@ pub(crate) fn settle(conn: &Arc<Conn>) {
         conn.waker.abort();
     }
     if conn.finished() {
-        if let Some(owner) = conn.link().owner() {
-            owner.conn_finished();
+        match conn.path() {
+            Path::Link(link) => {
+                if let Some(owner) = link.owner() {
+                    owner.conn_finished();
+                }
+            }
+            Path::Ism(p) => p.group.conn_finished(),
         }
     }
 }

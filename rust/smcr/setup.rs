@@ -230,7 +230,9 @@ pub(crate) fn client_confirm_link(reg: &LgrRegistry, cc: &ClientConn) -> Result 
 /// stay registered, out of use ([`rkeys::retire`](super::rkeys::retire)).
 pub(crate) fn abort_conn(lgr: Arc<LinkGroup>, conn: Arc<Conn>, first_contact: bool) {
     let removed = lgr.conns.lock().remove(conn.token);
-    conn.link().forget_slot_waiter(conn.token);
+    if let Ok(link) = conn.link() {
+        link.forget_slot_waiter(conn.token);
+    }
     drop(removed);
     if first_contact {
         drop(conn);
@@ -444,7 +446,10 @@ pub(crate) fn server_confirm(
         // The first RMB waited for the link; the send buffer needs none.
         let rmb = sc.conn.rmb.lock().clone();
         let regs = match rmb {
-            Some(rmb) => rmb.register(&lgr.link()),
+            Some(rmb) => match rmb.lgr() {
+                Some(rmb) => rmb.register(&lgr.link()),
+                None => Err(crate::sys::errno::ENOLINK.into()),
+            },
             None => Err(crate::sys::errno::ENOLINK.into()),
         };
         if regs.is_err() {

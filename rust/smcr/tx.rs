@@ -13,8 +13,9 @@
 use super::bufs::LgrBuf;
 use super::cdc;
 use super::close;
-use super::conn::{Conn, ConnShared};
+use super::conn::{Conn, ConnShared, Path};
 use super::link::Link;
+use crate::smcd::dmb::Dmb;
 use crate::stats::tech::{self, BufferEvent, Dir};
 use crate::sys::args::MsgHdr;
 use crate::sys::errno::{EAGAIN, ECONNRESET, EINTR, ENOLINK, EPIPE};
@@ -23,6 +24,7 @@ use crate::sys::net::Net;
 use crate::sys::print::smc_dbg;
 use crate::wire::cdc::ProducerFlags;
 use crate::wire::close::CloseEvent;
+use crate::wire::cursor::ism_tx_fin;
 use kernel::error::code::ERESTARTSYS;
 use kernel::prelude::*;
 use kernel::sync::Arc;
@@ -157,11 +159,15 @@ pub(crate) fn count_oversized(conn: &Conn, net: &Net, len: usize) {
 /// when the link group was made; 0 turns autocorking off), unless the sender
 /// said more follows; not with `TCP_NODELAY`, as TCP's Nagle. Nothing
 /// waits with nothing in flight.
+/// SMC-D has nothing in flight: its bytes are in the peer's RMB already.
 fn corked(conn: &Conn, more: bool, nodelay: bool) -> bool {
+    let Ok(link) = conn.link() else {
+        return false;
+    };
     let sh = conn.shared.lock();
     let in_flight = sh.tx_fin < sh.tx_prod;
     let waiting = sh.tx_copied - sh.tx_prod;
-    let limit = (u64::from(conn.sndbuf_size()) / 2).min(u64::from(conn.link().params.autocork_size));
+    let limit = (u64::from(conn.sndbuf_size()) / 2).min(u64::from(link.params.autocork_size));
     in_flight && (more || (!nodelay && waiting <= limit)) && sh.urg_tx.is_none()
 }
 
@@ -197,9 +203,16 @@ fn copy_in(conn: &Conn, msg: &mut MsgHdr<'_>, n: usize, urgent_at: Option<usize>
 /// A connection that waits for a slot is pushed again when one completes.
 pub(crate) fn push(conn: &Conn) {
     let urgent_before = conn.shared.lock().urg_tx.is_some();
-    // A failover between taking the link and the cursors (see
-    // `push_on_link`) is rare; each try sees the move that ended it.
-    while !push_on_link(conn) {}
+    match conn.path() {
+        // A failover between taking the link and the cursors (see
+        // `push_on_link`) is rare; each try sees the move that ended it.
+        Path::Link(_) => while !push_on_link(conn) {},
+        Path::Ism(p) => {
+            if let Some(peer) = p.peer {
+                push_ism(conn, &peer);
+            }
+        }
+    }
     // A sender of urgent data waits for the last urgent byte to be gone.
     if urgent_before && conn.shared.lock().urg_tx.is_none() {
         conn.wake();
@@ -210,9 +223,11 @@ pub(crate) fn push(conn: &Conn) {
 /// to another link meanwhile (nothing was sent).
 fn push_on_link(conn: &Conn) -> bool {
     // One link for the whole push: its slots are that link's.
-    let link = conn.link();
+    let Ok(link) = conn.link() else {
+        return true;
+    };
     let sndbuf = conn.sndbuf.lock();
-    let Some(sndbuf) = sndbuf.as_ref() else {
+    let Some(sndbuf) = sndbuf.as_ref().and_then(|b| b.lgr()) else {
         return true;
     };
     // The send buffer as this link's device reads it, once per push.
@@ -268,6 +283,69 @@ fn push_on_link(conn: &Conn) -> bool {
         }
     }
     true
+}
+
+/// Announces what waits in the send buffer of an SMC-D connection: its
+/// bytes are in the peer's DMB already (the send buffer is that memory),
+/// so a push only moves the producer cursor and signals it, together with
+/// any flags and consumer cursor due.
+fn push_ism(conn: &Conn, peer: &Dmb) {
+    let mut signalled = false;
+    {
+        let mut sh = conn.shared.lock();
+        while sh.error.is_none() && !sh.peer_state.any_close() && sh.tx_copied > sh.tx_prod {
+            let Some(chunk) = next_ism_chunk(&mut sh) else {
+                break;
+            };
+            sh.tx_prod += chunk.len;
+            sh.tx_prod_high = sh.tx_prod;
+            sh.tx_fin = ism_tx_fin(sh.tx_fin, sh.tx_prod, sh.tx_acked);
+            if sh.tx_prod == sh.tx_copied {
+                let _ = close::event(&mut sh, CloseEvent::TxFlushed);
+            }
+            let flags = ProducerFlags {
+                urg_data_present: chunk.urgent,
+                urg_data_pending: chunk.urgent,
+                ..ProducerFlags::default()
+            };
+            if let Err(e) = cdc::signal_locked(conn, peer, &mut sh, flags) {
+                sh.error = Some(e);
+                break;
+            }
+            signalled = true;
+        }
+        let flags_due = sh.sent_state != sh.announced_state
+            && (sh.tx_copied == sh.tx_prod || sh.sent_state.peer_conn_abort);
+        let cursors_due = sh.cursors_due || cdc::consumer_update_due(conn, &sh);
+        if (flags_due || (sh.error.is_none() && cursors_due))
+            && cdc::signal_locked(conn, peer, &mut sh, ProducerFlags::default()).is_ok()
+        {
+            signalled = true;
+        }
+    }
+    if signalled {
+        peer.kick();
+    }
+}
+
+/// What the next SMC-D announcement covers: all that waits, up to and
+/// including the urgent byte (a message of its own, nothing after it
+/// until the peer consumed it, as over SMC-R).
+fn next_ism_chunk(sh: &mut ConnShared) -> Option<Chunk> {
+    let mut len = sh.tx_copied - sh.tx_prod;
+    let mut urgent = false;
+    if let Some(p) = sh.urg_tx {
+        if sh.tx_prod > p {
+            if sh.tx_acked <= p {
+                return None;
+            }
+            sh.urg_tx = None;
+        } else if len >= p + 1 - sh.tx_prod {
+            len = p + 1 - sh.tx_prod;
+            urgent = true;
+        }
+    }
+    (len > 0).then_some(Chunk { len, urgent })
 }
 
 /// The next piece of the send buffer to write.

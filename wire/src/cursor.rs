@@ -218,6 +218,18 @@ pub fn peer_consumer_advance(
     advance_within(prev, new, prod, size, true)
 }
 
+/// The end of the free part of an SMC-D send buffer (as a stream
+/// position) once the peer has read up to `acked`. The send buffer of an
+/// SMC-D connection over the loopback device is the peer's RMB itself:
+/// bytes are written straight to where the peer reads them, nothing is
+/// completed by a device, and room comes back only as the peer reads.
+/// `fin` never moves back, and never past `prod` (what was announced):
+/// a peer that read more than that was refused by
+/// [`peer_consumer_advance`] already.
+pub fn ism_tx_fin(fin: u64, prod: u64, acked: u64) -> u64 {
+    fin.max(acked.min(prod))
+}
+
 /// The two checks: `new` moves forward from `prev`, and stays within
 /// `size` bytes after `anchor` (producer) or at most at `anchor`
 /// (consumer).
@@ -589,5 +601,14 @@ mod tests {
                 assert_eq!(a.add(adv, size), Ok(b));
             }
         }
+    }
+
+    #[test]
+    fn ism_send_buffer_frees_as_the_peer_reads() {
+        assert_eq!(ism_tx_fin(0, 100, 40), 40);
+        assert_eq!(ism_tx_fin(40, 100, 100), 100);
+        // Never back, never past what was announced.
+        assert_eq!(ism_tx_fin(60, 100, 40), 60);
+        assert_eq!(ism_tx_fin(0, 100, 300), 100);
     }
 }

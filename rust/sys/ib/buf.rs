@@ -105,6 +105,12 @@ impl BufMem {
         })
     }
 
+    /// A buffer of `size` zeroed bytes no device maps (an SMC-D DMB: the
+    /// CPU copies in and out, on both sides of the connection). May sleep.
+    pub(crate) fn alloc(size: usize) -> Result<Arc<BufMem>> {
+        Ok(Arc::new(BufMem::new(size)?, GFP_KERNEL)?)
+    }
+
     /// The size in bytes.
     pub(crate) fn len(&self) -> usize {
         self.len

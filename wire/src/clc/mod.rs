@@ -270,7 +270,8 @@ pub enum SmcType {
 }
 
 impl SmcType {
-    fn from_bits(v: u8) -> Self {
+    /// The variants a 2-bit type field indicates.
+    pub fn from_bits(v: u8) -> Self {
         match v & 3 {
             0 => SmcType::R,
             1 => SmcType::D,

@@ -1,0 +1,378 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! SMC-D link groups over the loopback device, and the connections the CLC
+//! handshake makes in them.
+//!
+//! A link group holds up to 255 connections with one peer (upstream's
+//! `SMC_RMBS_PER_LGR_MAX`) in one role and one network namespace; over the
+//! loopback device the peer is this host, so a host has client groups and
+//! server groups. A connection is made with its DMB registered; it learns
+//! the peer's DMB from the peer's Accept or Confirm ([`attach`]). The group
+//! lets a connection go once it is finished (see
+//! [`Conn::finished`](crate::smcr::conn::Conn::finished)): its DMB leaves
+//! the device, and the memory goes with the last holder.
+//!
+//! Locks: `IsmLgrs::lgrs` (a mutex, process context) before a group's
+//! `conns` (a leaf).
+
+use super::dmb::{CdcBytes, Dmb, DmbOwner, IsmGroup};
+use super::lo::{self, Loopback, LoopbackDevice};
+use crate::smcr::cdc;
+use crate::smcr::conn::{Conn, IsmPath, Path, PeerRmb};
+use crate::smcr::conntable::ConnTable;
+use crate::smcr::link::CONNS_PER_LGR;
+use crate::sys::errno::{EINVAL, ENODEV, ENOSPC};
+use crate::sys::print::smc_dbg;
+use crate::sys::random;
+use crate::sys::sync::{new_spinlock_bh, RcuPointer, SpinLockBh};
+use crate::sys::tcp::TcpSock;
+use crate::wire::bufsize;
+use crate::wire::clc::SmcdGid;
+use core::sync::atomic::{AtomicU32, Ordering};
+use kernel::prelude::*;
+use kernel::sync::{new_mutex, Arc, Mutex};
+use kernel::types::ARef;
+
+/// The largest DMB: upstream's `SMCD_DMBE_SIZES` classes (16 KiB to 1 MiB).
+const DMB_MAX_CLASS: u8 = 6;
+
+/// Which end of its connections a link group is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Role {
+    Client,
+    Server,
+}
+
+/// An SMC-D link group.
+#[pin_data]
+pub(crate) struct IsmLgr {
+    /// Its id, as the CLC Accept carries it.
+    pub(crate) id: [u8; 4],
+    pub(crate) role: Role,
+    /// The peer's ISM GID.
+    pub(crate) peer_gid: SmcdGid,
+    /// The namespace its connections are in (its cookie).
+    net: u64,
+    #[pin]
+    pub(crate) conns: SpinLockBh<ConnTable>,
+}
+
+/// A new link group id (never 0, the low byte free as upstream's).
+fn new_lgr_id() -> [u8; 4] {
+    let mut id = [0u8; 4];
+    random::fill(&mut id);
+    let word = u32::from_ne_bytes(id) & !0xff;
+    (if word == 0 { 0x100 } else { word }).to_ne_bytes()
+}
+
+/// Tokens name connections in a group's table; never 0.
+static NEXT_TOKEN: AtomicU32 = AtomicU32::new(1);
+
+fn next_token() -> u32 {
+    loop {
+        let t = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
+        if t != 0 {
+            return t;
+        }
+    }
+}
+
+impl IsmGroup for IsmLgr {
+    fn conn_finished(&self) {
+        let mut out: [Option<Arc<Conn>>; 16] = [const { None }; 16];
+        loop {
+            let n = self.conns.lock().take_finished(&mut out);
+            for c in out.iter_mut().take(n) {
+                if let Some(c) = c.take() {
+                    end_conn(&c);
+                }
+            }
+            if n < out.len() {
+                break;
+            }
+        }
+        if let Some(all) = registry() {
+            all.forget_if_empty(self);
+        }
+    }
+}
+
+/// Lets a connection's DMB go: it leaves the device, its owner (the
+/// connection) is dropped from it, and peers attached keep its memory
+/// until they let go.
+fn end_conn(conn: &Conn) {
+    if let Path::Ism(p) = conn.path() {
+        match lo::device() {
+            Some(dev) => dev.unregister(p.own.token),
+            None => p.own.disown(),
+        }
+    }
+}
+
+/// The receiving end of a DMB: its connection.
+struct IsmRx(Arc<Conn>);
+
+impl DmbOwner for IsmRx {
+    fn cdc_arrived(&self, msg: &CdcBytes) {
+        let conn = &self.0;
+        let Some(a) = cdc::received_ism(conn, msg) else {
+            return;
+        };
+        // Sending from here would signal the peer under this DMB's lock:
+        // what sends goes to the connection's work item.
+        if a.settle.is_some() || a.push || a.update_consumer {
+            conn.schedule_push();
+        }
+        if a.sigurg {
+            conn.signal_urgent();
+        }
+        if a.wake || a.settle.is_some_and(|d| d.wake) {
+            conn.wake();
+        }
+    }
+}
+
+/// The host's SMC-D link groups.
+#[pin_data]
+pub(crate) struct IsmLgrs {
+    #[pin]
+    lgrs: Mutex<KVec<Arc<IsmLgr>>>,
+}
+
+impl IsmLgrs {
+    /// A group of `role` with `peer` in `net` with room for one more
+    /// connection, or a new one (first contact). `id`: the group the
+    /// peer named (a client joining the server's group), if any.
+    fn group(&self, role: Role, peer: SmcdGid, net: u64, id: Option<[u8; 4]>) -> Result<(Arc<IsmLgr>, bool)> {
+        let mut lgrs = self.lgrs.lock();
+        let found = lgrs.iter().find(|l| {
+            l.role == role
+                && l.peer_gid == peer
+                && l.net == net
+                && id.map_or(true, |id| l.id == id)
+                && l.conns.lock().count() < CONNS_PER_LGR
+        });
+        if let Some(l) = found {
+            return Ok((l.clone(), false));
+        }
+        let lgr = Arc::pin_init(
+            try_pin_init!(IsmLgr {
+                id: id.unwrap_or_else(new_lgr_id),
+                role,
+                peer_gid: peer,
+                net,
+                conns <- new_spinlock_bh!(ConnTable::new(), "IsmLgr::conns"),
+            }? Error),
+            GFP_KERNEL,
+        )?;
+        lgrs.push(lgr.clone(), GFP_KERNEL)?;
+        Ok((lgr, true))
+    }
+
+    /// Forgets `lgr` once it has no connection left.
+    fn forget_if_empty(&self, lgr: &IsmLgr) {
+        let mut lgrs = self.lgrs.lock();
+        if lgr.conns.lock().count() > 0 {
+            return;
+        }
+        let Some(at) = lgrs.iter().position(|l| core::ptr::eq(&**l, lgr)) else {
+            return;
+        };
+        // Rebuilt without it (no removal in place here): the old list's
+        // references go after the lock.
+        let mut kept = KVec::new();
+        for (i, l) in lgrs.iter().enumerate() {
+            if i != at && kept.push(l.clone(), GFP_KERNEL).is_err() {
+                return;
+            }
+        }
+        let old = core::mem::replace(&mut *lgrs, kept);
+        drop(lgrs);
+        drop(old);
+    }
+
+    /// Ends every connection (module unload, after the last socket): the
+    /// DMBs leave the device and their owners are dropped.
+    fn shutdown(&self) {
+        let lgrs = core::mem::take(&mut *self.lgrs.lock());
+        let mut out: [Option<Arc<Conn>>; 16] = [const { None }; 16];
+        for l in lgrs.iter() {
+            loop {
+                let n = l.conns.lock().take_all(&mut out);
+                for c in out.iter_mut().take(n) {
+                    if let Some(c) = c.take() {
+                        end_conn(&c);
+                    }
+                }
+                if n < out.len() {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// The SMC-D link groups, published while the module is loaded.
+static REGISTRY: RcuPointer<Arc<IsmLgrs>> = RcuPointer::new();
+
+/// The SMC-D link groups, while the module is loaded.
+pub(crate) fn registry() -> Option<Arc<IsmLgrs>> {
+    REGISTRY.read(|r| r.cloned())
+}
+
+/// SMC-D in the module: the loopback device and the link groups over it,
+/// published while alive; dropping ends every connection left.
+pub(crate) struct Smcd {
+    _dev: LoopbackDevice,
+}
+
+impl Smcd {
+    pub(crate) fn start() -> Result<Self> {
+        let dev = LoopbackDevice::start()?;
+        let reg = Arc::pin_init(
+            pin_init!(IsmLgrs {
+                lgrs <- new_mutex!(KVec::new(), "IsmLgrs::lgrs"),
+            }),
+            GFP_KERNEL,
+        )?;
+        REGISTRY.replace(Some(KBox::new(reg, GFP_KERNEL)?));
+        Ok(Smcd { _dev: dev })
+    }
+}
+
+impl Drop for Smcd {
+    fn drop(&mut self) {
+        if let Some(reg) = registry() {
+            REGISTRY.replace(None);
+            reg.shutdown();
+        }
+    }
+}
+
+/// A connection made by the CLC handshake, and what its Accept or Confirm
+/// tells the peer.
+pub(crate) struct NewConn {
+    pub(crate) lgr: Arc<IsmLgr>,
+    pub(crate) conn: Arc<Conn>,
+    /// A new link group.
+    pub(crate) first_contact: bool,
+    /// Our DMB's token.
+    pub(crate) token: u64,
+    /// Our DMB's size class.
+    pub(crate) dmbe_class: u8,
+}
+
+/// The DMB size class for a socket: half its receive buffer (twice
+/// `net.smc.rmem` when not set), as an SMC-R RMB, at most 1 MiB.
+fn dmb_class(sock: &TcpSock) -> u8 {
+    let (_, rcv) = sock.user_buf_sizes();
+    let rcv = rcv.unwrap_or(crate::sysctl::rmem(sock.net()).saturating_mul(2));
+    bufsize::size_class_for(rcv, true).min(DMB_MAX_CLASS)
+}
+
+/// Makes a connection of `role` with `peer` (a GID of this host's loopback
+/// device) for the socket whose clcsock is `waker`: in a group with room,
+/// or a new one (the server decides; a client joins the group `lgr_id` the
+/// server's Accept named, or starts one when it said first contact).
+pub(crate) fn new_conn(
+    role: Role,
+    peer: SmcdGid,
+    lgr_id: Option<[u8; 4]>,
+    waker: ARef<TcpSock>,
+) -> Result<NewConn> {
+    let dev = lo::device().ok_or(ENODEV)?;
+    if !dev.is_local(&peer) {
+        return Err(ENODEV.into());
+    }
+    let reg = registry().ok_or(ENODEV)?;
+    let class = dmb_class(&waker);
+    let own = dev.register(bufsize::uncompress(class) as usize)?;
+    let token = own.token;
+    let made = make_conn(&reg, role, peer, lgr_id, own.clone(), waker);
+    match made {
+        Ok((lgr, conn, first_contact)) => Ok(NewConn {
+            lgr,
+            conn,
+            first_contact,
+            token,
+            dmbe_class: class,
+        }),
+        Err(e) => {
+            dev.unregister(token);
+            Err(e)
+        }
+    }
+}
+
+fn make_conn(
+    reg: &IsmLgrs,
+    role: Role,
+    peer: SmcdGid,
+    lgr_id: Option<[u8; 4]>,
+    own: Arc<Dmb>,
+    waker: ARef<TcpSock>,
+) -> Result<(Arc<IsmLgr>, Arc<Conn>, bool)> {
+    let net = waker.net().cookie();
+    let (lgr, first_contact) = reg.group(role, peer, net, lgr_id)?;
+    let path = IsmPath {
+        own: own.clone(),
+        peer: None,
+        group: lgr.clone(),
+    };
+    let conn = Conn::new_ism(next_token(), path, waker)?;
+    own.own(Arc::new(IsmRx(conn.clone()), GFP_KERNEL)?);
+    if let Err(e) = lgr.conns.lock().insert(conn.clone()) {
+        own.disown();
+        reg.forget_if_empty(&lgr);
+        return Err(e);
+    }
+    smc_dbg!(
+        "smcd: {:?} connection {:#x}, DMB {:#x}, group {:02x?}{}",
+        role,
+        conn.token,
+        own.token,
+        lgr.id,
+        if first_contact { " (new)" } else { "" }
+    );
+    Ok((lgr, conn, first_contact))
+}
+
+/// The peer named its DMB (`token`, size class `class`): the connection
+/// writes into it from now on. `EINVAL` when it is not the size the peer
+/// said, `ENOENT` when there is no such DMB.
+pub(crate) fn attach(dev: &Loopback, conn: &Conn, token: u64, class: u8) -> Result {
+    let dmb = dev.attach(token)?;
+    if dmb.len() != bufsize::uncompress(class) as usize {
+        return Err(EINVAL.into());
+    }
+    let size = dmb.len() as u32;
+    conn.attach_peer(
+        dmb,
+        PeerRmb {
+            token: 0,
+            size,
+            ..PeerRmb::default()
+        },
+    )
+}
+
+/// The handshake failed after `nc` was made: the connection goes, its
+/// DMB with it.
+pub(crate) fn abort_conn(nc: NewConn) {
+    let removed = nc.lgr.conns.lock().remove(nc.conn.token);
+    end_conn(&nc.conn);
+    drop(removed);
+    if let Some(reg) = registry() {
+        reg.forget_if_empty(&nc.lgr);
+    }
+}
+
+/// Whether a connection can be made now: the device is there and has room
+/// for one more DMB.
+pub(crate) fn can_connect() -> Result {
+    let dev = lo::device().ok_or(ENODEV)?;
+    if dev.dmbs() >= lo::MAX_DMBS {
+        return Err(ENOSPC.into());
+    }
+    Ok(())
+}
