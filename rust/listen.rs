@@ -19,6 +19,8 @@
 
 use crate::clc::{server_handshake, ServerOutcome, CLC_WAIT_MS};
 use crate::smcr::conn::Conn;
+use crate::smcr::settle;
+use crate::stats::tech::{self, Dir, Tech};
 use crate::stats::{count, Event, Side};
 use crate::sys::errno::{EAGAIN, EINVAL};
 use crate::sys::listen::ListenHook;
@@ -42,6 +44,24 @@ pub(crate) struct Accepted {
     pub(crate) peer_diagnosis: u32,
     /// The SMC-R connection, when SMC-R was agreed.
     pub(crate) smcr: Option<Arc<Conn>>,
+}
+
+impl Accepted {
+    /// Drops a connection nobody will accept, as TCP resets one from its
+    /// accept queue: the clcsock is reset, an SMC connection aborted and
+    /// let go (its link group frees it once the abort went out).
+    fn reset(self) {
+        self.clcsock.abort();
+        if let Some(c) = self.smcr {
+            let t = Tech::of(c.is_ism());
+            tech::buffer_given_back(c.waker.net(), t, Dir::Rx, c.rmb_size());
+            if !c.is_ism() {
+                tech::buffer_given_back(c.waker.net(), t, Dir::Tx, c.sndbuf_size());
+            }
+            c.orphan();
+            settle::abort(&c);
+        }
+    }
 }
 
 /// First-in first-out queue of finished connections: a ring that doubles
@@ -312,7 +332,7 @@ impl Listener {
             h.abort();
         }
         while let Some(conn) = queue.pop() {
-            conn.clcsock.abort();
+            conn.reset();
         }
         counters.update(|c| {
             c.queued = 0;
@@ -478,7 +498,7 @@ fn finish_handshake<S: ListenSocket>(
         smcr,
     };
     if let Err(conn) = l.queue.push(conn) {
-        conn.clcsock.abort();
+        conn.reset();
         return;
     }
     counters.update(|c| c.queued += 1);

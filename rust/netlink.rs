@@ -7,7 +7,7 @@
 //! s390), and the SMC-R link groups, links and devices ([`smcr`]). Commands
 //! are registered in upstream's order.
 
-use crate::stats::{self, tech::TechSnapshot};
+use crate::stats::{self, tech::{Tech, TechSnapshot}};
 use crate::sys::bindings as b;
 use crate::sys::errno::{EINVAL, EMSGSIZE, EOPNOTSUPP};
 use crate::sys::genl::{
@@ -19,6 +19,7 @@ use core::ffi::c_long;
 use kernel::prelude::*;
 
 mod pnet;
+mod smcd;
 mod smcr;
 
 pub(crate) use pnet::PnetNetlink;
@@ -133,7 +134,8 @@ impl GenlFamily for SmcNetlink {
             b::SMC_NETLINK_GET_DEV_SMCR => smcr::dump_devices(dump),
             // No ISM (SMC-D) device can exist here: empty, as upstream's
             // without one.
-            b::SMC_NETLINK_GET_LGR_SMCD | b::SMC_NETLINK_GET_DEV_SMCD => Ok(()),
+            b::SMC_NETLINK_GET_LGR_SMCD => smcd::dump_link_groups(dump),
+            b::SMC_NETLINK_GET_DEV_SMCD => Ok(()),
             // Without an SMC-Dv2 (ISM) device there is no system EID: one
             // message without attributes, as upstream's.
             b::SMC_NETLINK_DUMP_SEID => once(cmd, dump, |_| Ok(())),
@@ -155,7 +157,10 @@ impl GenlFamily for SmcNetlink {
                 let errors = stats::handshake_errors(dump.net());
                 let smcr = stats::smcr_v2_connections(dump.net());
                 let smcd = stats::smcd_v2_connections(dump.net());
-                let tech = stats::tech::smcr_snapshot(dump.net());
+                let tech = (
+                    stats::tech::snapshot(dump.net(), Tech::Smcd),
+                    stats::tech::snapshot(dump.net(), Tech::Smcr),
+                );
                 once(cmd, dump, |m| {
                     m.nest(b::SMC_GEN_STATS as u16, |m| {
                         fill_stats(m, errors, (smcd, smcr), &tech)
@@ -199,11 +204,9 @@ fn fill_stats(
     m: &mut GenlMessage<'_>,
     (client_errors, server_errors): (u64, u64),
     (smcd_v2, smcr_v2): ((u64, u64), (u64, u64)),
-    smcr: &TechSnapshot,
+    (smcd, smcr): &(TechSnapshot, TechSnapshot),
 ) -> Result {
-    m.nest(b::SMC_NLA_STATS_SMCD_TECH as u16, |m| {
-        fill_tech(m, smcd_v2, &TechSnapshot::default())
-    })?;
+    m.nest(b::SMC_NLA_STATS_SMCD_TECH as u16, |m| fill_tech(m, smcd_v2, smcd))?;
     m.nest(b::SMC_NLA_STATS_SMCR_TECH as u16, |m| {
         fill_tech(m, smcr_v2, smcr)
     })?;

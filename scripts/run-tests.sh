@@ -227,9 +227,10 @@ grep -q '^OK$' "$out/cpu-split-test.log" || record "not ok - bench: cpu_split_te
 fi
 
 # 4. One VM: load/unload, family ownership, loopback echo, unload safety,
-# upstream's interfaces answered as upstream answers them.
+# upstream's interfaces answered as upstream answers them; then SMC-D
+# through the loopback device, in the same boot.
 [ "$test_set" = faults ] ||
-	vm_timeout=1500 vm_run single single smc_rs "$scale $t/smc_rs_single.sh"
+	vm_timeout=1800 vm_run single single smc_rs "$scale $t/smc_rs_single.sh; $t/smc_rs_smcd.sh"
 
 # 5. Two VMs in one boot, VM 1 with smc_rs, VM 2 with upstream smc.ko,
 # then smc_rs too: rounds (selftests/round.sh: each round starts from

@@ -99,7 +99,7 @@ pub(crate) struct SmcLocked {
 impl SockDiag for SmcSock {
     fn diag_info(&self, ext: DiagExt) -> DiagInfo {
         let reason = self.fallback_reason.load(Ordering::Relaxed);
-        let (conn, link, state, ism) = {
+        let (conn, link, state, dmb, ism) = {
             // The socket's reference keeps the connection while the lock
             // is held: nothing is dropped here (softirqs are off).
             let held = self.diag_conn.lock();
@@ -112,14 +112,20 @@ impl SockDiag for SmcSock {
                         None
                     },
                     Some(c.sk_state()),
+                    if ext.dmbinfo() {
+                        crate::smcd::lgr::dmb_diag(c)
+                    } else {
+                        None
+                    },
                     c.is_ism(),
                 ),
-                None => (None, None, None, false),
+                None => (None, None, None, None, false),
             }
         };
         DiagInfo {
             conn,
             link,
+            dmb,
             state,
             mode: if reason != 0 {
                 b::SMC_DIAG_MODE_FALLBACK_TCP as u8

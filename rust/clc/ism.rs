@@ -107,6 +107,15 @@ fn message(kind: MsgType, nc: &NewConn, eid: [u8; EID_LEN], release: u8) -> Opti
     })
 }
 
+/// What a new link group learned of its peer, for operators.
+fn remember_peer(nc: &NewConn, f: &FirstContactExt, eid: &[u8; EID_LEN]) {
+    let mut about = nc.lgr.about.lock();
+    about.peer_release = f.release;
+    about.peer_os = f.os_type;
+    about.peer_hostname = f.hostname;
+    about.negotiated_eid = *eid;
+}
+
 /// Sends `m` on the clcsock.
 fn send(clc: &KernelSocket, m: &SmcdAcceptConfirm) -> Result {
     let mut buf = [0u8; MAX_MESSAGE_LEN];
@@ -181,6 +190,9 @@ pub(crate) fn server(clc: &KernelSocket, m: &ServerMatch) -> ServerEnd {
         lgr::abort_conn(nc);
         return ServerEnd::Decline(DECL_ERR_REGBUF);
     }
+    if let Some(f) = confirm.fce.filter(|_| nc.first_contact) {
+        remember_peer(&nc, &f, &m.eid);
+    }
     smc_dbg!("server: SMC-D connection up, token {:#x}", nc.conn.token);
     ServerEnd::Up(nc.conn)
 }
@@ -203,8 +215,7 @@ pub(crate) fn client(clc: &KernelSocket, a: &SmcdAcceptConfirm) -> Result<Client
     if !dev.is_local(&a.gid) {
         return Ok(ClientEnd::Decline(DECL_ERR_REGBUF));
     }
-    let lgr_id = (!a.first_contact).then_some(a.link_id);
-    let nc = match lgr::new_conn(Role::Client, a.gid, lgr_id, clc.abort_handle()) {
+    let nc = match lgr::new_conn(Role::Client, a.gid, Some(a.link_id), clc.abort_handle()) {
         Ok(nc) => nc,
         Err(e) => {
             smc_dbg!("client: SMC-D connection not made ({:?})", e);
@@ -224,6 +235,9 @@ pub(crate) fn client(clc: &KernelSocket, a: &SmcdAcceptConfirm) -> Result<Client
     if let Err(e) = sent {
         lgr::abort_conn(nc);
         return Err(e);
+    }
+    if let Some(f) = a.fce.filter(|_| nc.first_contact) {
+        remember_peer(&nc, &f, &a.eid);
     }
     smc_dbg!("client: SMC-D connection up, token {:#x}", nc.conn.token);
     Ok(ClientEnd::Up(nc.conn))

@@ -23,6 +23,7 @@ use crate::sys::errno::ENOSPC;
 use crate::sys::ib::buf::BufMem;
 use crate::sys::sync::{new_spinlock_bh, SpinLockBh};
 use crate::wire::cdc::CDC_LEN;
+use crate::wire::clc::SmcdGid;
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
@@ -47,6 +48,12 @@ pub(crate) trait IsmGroup: Send + Sync {
     /// A connection of the group is finished (closed, its socket gone):
     /// the group lets it go. Process context.
     fn conn_finished(&self);
+
+    /// The group's id as a host word (upstream's `*(u32 *)lgr->id`).
+    fn id_word(&self) -> u32;
+
+    /// The peer's ISM GID.
+    fn peer_gid(&self) -> SmcdGid;
 }
 
 /// CDC messages sent and not yet applied, oldest first.

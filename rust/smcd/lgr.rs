@@ -17,10 +17,13 @@
 
 use super::dmb::{CdcBytes, Dmb, DmbOwner, IsmGroup};
 use super::lo::{self, Loopback, LoopbackDevice};
+use crate::smcr::about::{new_about, LgrAbout};
 use crate::smcr::cdc;
 use crate::smcr::conn::{Conn, IsmPath, Path, PeerRmb};
 use crate::smcr::conntable::ConnTable;
 use crate::smcr::link::CONNS_PER_LGR;
+use crate::stats::tech::{self, BufferSource, Dir, Tech};
+use crate::sys::diag::DmbDiag;
 use crate::sys::errno::{EINVAL, ENODEV, ENOSPC};
 use crate::sys::print::smc_dbg;
 use crate::sys::random;
@@ -55,6 +58,28 @@ pub(crate) struct IsmLgr {
     net: u64,
     #[pin]
     pub(crate) conns: SpinLockBh<ConnTable>,
+    /// What the first contact told of the peer, for operators.
+    #[pin]
+    pub(crate) about: SpinLockBh<LgrAbout>,
+}
+
+impl IsmLgr {
+    /// Its id as upstream's netlink puts it (the bytes as a host word).
+    pub(crate) fn id_word(&self) -> u32 {
+        u32::from_ne_bytes(self.id)
+    }
+
+    /// Its connections.
+    pub(crate) fn conn_count(&self) -> usize {
+        self.conns.lock().count()
+    }
+
+    /// Bytes of the DMBs its connections registered.
+    pub(crate) fn dmb_bytes(&self) -> u64 {
+        let mut n = 0u64;
+        self.conns.lock().for_each(|c| n += u64::from(c.rmb_size()));
+        n
+    }
 }
 
 /// A new link group id (never 0, the low byte free as upstream's).
@@ -78,6 +103,14 @@ fn next_token() -> u32 {
 }
 
 impl IsmGroup for IsmLgr {
+    fn id_word(&self) -> u32 {
+        IsmLgr::id_word(self)
+    }
+
+    fn peer_gid(&self) -> SmcdGid {
+        self.peer_gid
+    }
+
     fn conn_finished(&self) {
         let mut out: [Option<Arc<Conn>>; 16] = [const { None }; 16];
         loop {
@@ -142,7 +175,9 @@ pub(crate) struct IsmLgrs {
 impl IsmLgrs {
     /// A group of `role` with `peer` in `net` with room for one more
     /// connection, or a new one (first contact). `id`: the group the
-    /// peer named (a client joining the server's group), if any.
+    /// server named (a client's group has the id of the server's, and
+    /// is made by whichever of its first connections comes first: their
+    /// Accepts may be taken in any order).
     fn group(&self, role: Role, peer: SmcdGid, net: u64, id: Option<[u8; 4]>) -> Result<(Arc<IsmLgr>, bool)> {
         let mut lgrs = self.lgrs.lock();
         let found = lgrs.iter().find(|l| {
@@ -150,7 +185,7 @@ impl IsmLgrs {
                 && l.peer_gid == peer
                 && l.net == net
                 && id.map_or(true, |id| l.id == id)
-                && l.conns.lock().count() < CONNS_PER_LGR
+                && (id.is_some() || l.conns.lock().count() < CONNS_PER_LGR)
         });
         if let Some(l) = found {
             return Ok((l.clone(), false));
@@ -162,6 +197,7 @@ impl IsmLgrs {
                 peer_gid: peer,
                 net,
                 conns <- new_spinlock_bh!(ConnTable::new(), "IsmLgr::conns"),
+                about <- new_about(),
             }? Error),
             GFP_KERNEL,
         )?;
@@ -189,6 +225,16 @@ impl IsmLgrs {
         let old = core::mem::replace(&mut *lgrs, kept);
         drop(lgrs);
         drop(old);
+    }
+
+    /// The link groups now.
+    pub(crate) fn link_groups(&self) -> Result<KVec<Arc<IsmLgr>>> {
+        let lgrs = self.lgrs.lock();
+        let mut out = KVec::with_capacity(lgrs.len(), GFP_KERNEL)?;
+        for l in lgrs.iter() {
+            out.push(l.clone(), GFP_KERNEL)?;
+        }
+        Ok(out)
     }
 
     /// Ends every connection (module unload, after the last socket): the
@@ -272,8 +318,8 @@ fn dmb_class(sock: &TcpSock) -> u8 {
 
 /// Makes a connection of `role` with `peer` (a GID of this host's loopback
 /// device) for the socket whose clcsock is `waker`: in a group with room,
-/// or a new one (the server decides; a client joins the group `lgr_id` the
-/// server's Accept named, or starts one when it said first contact).
+/// or a new one (the server decides; a client's goes into its group with
+/// the id `lgr_id` the server's Accept named, made now if need be).
 pub(crate) fn new_conn(
     role: Role,
     peer: SmcdGid,
@@ -286,17 +332,25 @@ pub(crate) fn new_conn(
     }
     let reg = registry().ok_or(ENODEV)?;
     let class = dmb_class(&waker);
-    let own = dev.register(bufsize::uncompress(class) as usize)?;
+    let size = bufsize::uncompress(class);
+    let own = dev.register(size as usize)?;
     let token = own.token;
+    let net = ARef::from(waker.net());
     let made = make_conn(&reg, role, peer, lgr_id, own.clone(), waker);
     match made {
-        Ok((lgr, conn, first_contact)) => Ok(NewConn {
+        Ok((lgr, conn, first_contact)) => {
+            // The DMB is the connection's RMB; it has no send buffer of
+            // its own (it writes into the peer's DMB).
+            let new = BufferSource::New { downgraded: false };
+            tech::buffer_taken(&net, Tech::Smcd, Dir::Rx, size, new);
+            Ok(NewConn {
             lgr,
             conn,
             first_contact,
             token,
             dmbe_class: class,
-        }),
+        })
+        }
         Err(e) => {
             dev.unregister(token);
             Err(e)
@@ -359,12 +413,32 @@ pub(crate) fn attach(dev: &Loopback, conn: &Conn, token: u64, class: u8) -> Resu
 /// The handshake failed after `nc` was made: the connection goes, its
 /// DMB with it.
 pub(crate) fn abort_conn(nc: NewConn) {
+    tech::buffer_given_back(nc.conn.waker.net(), Tech::Smcd, Dir::Rx, nc.conn.rmb_size());
     let removed = nc.lgr.conns.lock().remove(nc.conn.token);
     end_conn(&nc.conn);
     drop(removed);
     if let Some(reg) = registry() {
         reg.forget_if_empty(&nc.lgr);
     }
+}
+
+/// What smc_diag reports of an SMC-D connection (`SMC_DIAG_DMBINFO`);
+/// `None` for SMC-R. Any context.
+pub(crate) fn dmb_diag(conn: &Conn) -> Option<DmbDiag> {
+    let Path::Ism(p) = conn.path() else {
+        return None;
+    };
+    let mine = lo::device().map_or(SmcdGid::default(), |d| d.gid);
+    let peer = p.group.peer_gid();
+    Some(DmbDiag {
+        linkid: p.group.id_word(),
+        peer_gid: peer.gid,
+        peer_gid_ext: peer.gid_ext,
+        my_gid: mine.gid,
+        my_gid_ext: mine.gid_ext,
+        token: p.own.token,
+        peer_token: p.peer.as_ref().map_or(0, |d| d.token),
+    })
 }
 
 /// Whether a connection can be made now: the device is there and has room

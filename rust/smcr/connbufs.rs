@@ -8,7 +8,7 @@
 use super::bufs::{BufKind, LgrBuf};
 use super::lgr::LinkGroup;
 use super::link::{Link, LinkState};
-use crate::stats::tech::{self, BufferSource, Dir};
+use crate::stats::tech::{self, BufferSource, Dir, Tech};
 use crate::sys::print::smc_dbg;
 use crate::sys::tcp::TcpSock;
 use crate::wire::bufsize;
@@ -75,8 +75,8 @@ fn new_buffers(
         bufsize::uncompress(snd_class),
     );
     if let Some(pair) = lgr.take_pooled_buffers(rmb_size, snd_size) {
-        tech::buffer_taken(net, Dir::Rx, rmb_size, BufferSource::Reused);
-        tech::buffer_taken(net, Dir::Tx, snd_size, BufferSource::Reused);
+        tech::buffer_taken(net, Tech::Smcr, Dir::Rx, rmb_size, BufferSource::Reused);
+        tech::buffer_taken(net, Tech::Smcr, Dir::Tx, snd_size, BufferSource::Reused);
         // The peer has their keys on every link (ADD LINK carries the
         // keys of pooled RMBs too).
         return Ok(pair);
@@ -128,7 +128,7 @@ fn new_buffers(
         let source = BufferSource::New {
             downgraded: class < wanted,
         };
-        tech::buffer_taken(net, dir, bufsize::uncompress(class), source);
+        tech::buffer_taken(net, Tech::Smcr, dir, bufsize::uncompress(class), source);
     }
     // Whenever the group has or may get another link: a link added
     // between now and the CLC message would otherwise list the RMB's

@@ -16,7 +16,7 @@ use super::close;
 use super::conn::{Conn, ConnShared, Path};
 use super::link::Link;
 use crate::smcd::dmb::Dmb;
-use crate::stats::tech::{self, BufferEvent, Dir};
+use crate::stats::tech::{self, BufferEvent, Dir, Tech};
 use crate::sys::args::MsgHdr;
 use crate::sys::errno::{EAGAIN, ECONNRESET, EINTR, ENOLINK, EPIPE};
 use crate::sys::ib::mr::RegisteredBuf;
@@ -99,7 +99,7 @@ pub(crate) fn send(
         if free == 0 {
             if !was_full {
                 was_full = true;
-                tech::buffer_event(conn.waker.net(), Dir::Tx, BufferEvent::Full);
+                tech::buffer_event(conn.waker.net(), Tech::of(conn.is_ism()), Dir::Tx, BufferEvent::Full);
             }
             if nonblock {
                 break;
@@ -123,7 +123,7 @@ pub(crate) fn send(
         sent += n;
         if !corked(conn, more && sent == len, nodelay) {
             if peer_full(conn) {
-                tech::buffer_event(conn.waker.net(), Dir::Tx, BufferEvent::FullPeer);
+                tech::buffer_event(conn.waker.net(), Tech::of(conn.is_ism()), Dir::Tx, BufferEvent::FullPeer);
             }
             push(conn);
         }
@@ -145,10 +145,10 @@ fn peer_full(conn: &Conn) -> bool {
 pub(crate) fn count_oversized(conn: &Conn, net: &Net, len: usize) {
     let peer = u64::from(conn.shared.lock().peer.size);
     if len as u64 > u64::from(conn.sndbuf_size()) {
-        tech::buffer_event(net, Dir::Tx, BufferEvent::SizeSmall);
+        tech::buffer_event(net, Tech::of(conn.is_ism()), Dir::Tx, BufferEvent::SizeSmall);
     }
     if len as u64 > peer {
-        tech::buffer_event(net, Dir::Tx, BufferEvent::SizeSmallPeer);
+        tech::buffer_event(net, Tech::of(conn.is_ism()), Dir::Tx, BufferEvent::SizeSmallPeer);
     }
 }
 

@@ -4,8 +4,8 @@
 //! smc_stats_tech` beyond the connection counts: bytes and calls sent and
 //! received with their sizes, buffers handed to connections with their
 //! sizes, the times a buffer was full or too small, and the special
-//! socket calls. Counted where upstream's `SMC_STAT_*` macros count; smc_rs
-//! speaks SMC-R only, so SMC-D's stay 0.
+//! socket calls. Counted where upstream's `SMC_STAT_*` macros count, for
+//! SMC-R and SMC-D (over the loopback device) apart.
 
 use crate::sys::net::Net;
 use crate::sys::pernet::PernetData;
@@ -63,7 +63,46 @@ const BUFFER_EVENTS: usize = 7;
 /// call, and a counter shared by all CPUs would bounce between them.
 #[pin_data]
 pub(crate) struct TechStats {
-    counters: PerCpuCounters<{ at::COUNT }>,
+    /// SMC-R's block, then SMC-D's.
+    counters: PerCpuCounters<{ 2 * at::COUNT }>,
+}
+
+/// The technology a connection uses.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Tech {
+    Smcr,
+    Smcd,
+}
+
+impl Tech {
+    /// SMC-D for a connection over the loopback device (`ism`), else SMC-R.
+    pub(crate) fn of(ism: bool) -> Self {
+        if ism {
+            Tech::Smcd
+        } else {
+            Tech::Smcr
+        }
+    }
+
+    /// Where its block of counters starts.
+    fn base(self) -> usize {
+        match self {
+            Tech::Smcr => 0,
+            Tech::Smcd => at::COUNT,
+        }
+    }
+}
+
+/// One technology's counters of a namespace.
+struct Block<'a> {
+    stats: &'a TechStats,
+    base: usize,
+}
+
+impl Block<'_> {
+    fn add(&self, idx: usize, n: u64) {
+        self.stats.counters.add(self.base + idx, n);
+    }
 }
 
 static TECH_STATS_ID: AtomicU32 = AtomicU32::new(0);
@@ -83,11 +122,6 @@ impl PernetData for TechStats {
 }
 
 impl TechStats {
-
-    fn add(&self, idx: usize, n: u64) {
-        self.counters.add(idx, n);
-    }
-
     /// The first counter of `dir`'s payload histogram, buffer size
     /// histogram and buffer events.
     fn dir(dir: Dir) -> (usize, usize, usize) {
@@ -156,17 +190,22 @@ pub(crate) enum Special {
     Urgent,
 }
 
-/// Calls `f` with `net`'s SMC-R counters.
-fn with_smcr(net: &Net, f: impl FnOnce(&TechStats)) {
-    crate::sys::pernet::with::<TechStats, _>(net, f);
+/// Calls `f` with `net`'s counters of `tech`.
+fn with(net: &Net, tech: Tech, f: impl FnOnce(&Block<'_>)) {
+    crate::sys::pernet::with::<TechStats, _>(net, |stats| {
+        f(&Block {
+            stats,
+            base: tech.base(),
+        })
+    });
 }
 
 /// A `send` (`Dir::Tx`: `len` asked for) or `recv` (`len` = what it
-/// returned) on an SMC-R connection of `net` that returned `result`: one
+/// returned) on a connection of `net` over `tech` that returned `result`: one
 /// call, and for a positive result its bytes and size class (upstream's
 /// `SMC_STAT_TX_PAYLOAD`, `SMC_STAT_RX_PAYLOAD`).
-pub(crate) fn payload(net: &Net, dir: Dir, len: usize, result: Option<usize>) {
-    with_smcr(net, |t| {
+pub(crate) fn payload(net: &Net, tech: Tech, dir: Dir, len: usize, result: Option<usize>) {
+    with(net, tech, |t| {
         let (calls, bytes) = match dir {
             Dir::Rx => (at::RX_CALLS, at::RX_BYTES),
             Dir::Tx => (at::TX_CALLS, at::TX_BYTES),
@@ -181,8 +220,8 @@ pub(crate) fn payload(net: &Net, dir: Dir, len: usize, result: Option<usize>) {
 }
 
 /// A connection of `net` got a buffer of `size` bytes.
-pub(crate) fn buffer_taken(net: &Net, dir: Dir, size: u32, source: BufferSource) {
-    with_smcr(net, |t| {
+pub(crate) fn buffer_taken(net: &Net, tech: Tech, dir: Dir, size: u32, source: BufferSource) {
+    with(net, tech, |t| {
         let (_, sizes, events) = TechStats::dir(dir);
         match source {
             BufferSource::Reused => t.add(events + REUSE, 1),
@@ -207,18 +246,18 @@ fn buf_use(dir: Dir) -> usize {
 }
 
 /// A connection of `net` gave back its buffer of `size` bytes.
-pub(crate) fn buffer_given_back(net: &Net, dir: Dir, size: u32) {
-    with_smcr(net, |t| t.add(buf_use(dir), u64::from(size).wrapping_neg()));
+pub(crate) fn buffer_given_back(net: &Net, tech: Tech, dir: Dir, size: u32) {
+    with(net, tech, |t| t.add(buf_use(dir), u64::from(size).wrapping_neg()));
 }
 
-/// A buffer of an SMC-R connection of `net` was full or too small.
-pub(crate) fn buffer_event(net: &Net, dir: Dir, event: BufferEvent) {
-    with_smcr(net, |t| t.add(TechStats::dir(dir).2 + event.offset(), 1));
+/// A buffer of a connection of `net` over `tech` was full or too small.
+pub(crate) fn buffer_event(net: &Net, tech: Tech, dir: Dir, event: BufferEvent) {
+    with(net, tech, |t| t.add(TechStats::dir(dir).2 + event.offset(), 1));
 }
 
-/// A special socket call on an SMC-R connection of `net`.
-pub(crate) fn special(net: &Net, call: Special) {
-    with_smcr(net, |t| {
+/// A special socket call on a connection of `net` over `tech`.
+pub(crate) fn special(net: &Net, tech: Tech, call: Special) {
+    with(net, tech, |t| {
         t.add(
             match call {
                 Special::Cork => at::CORK,
@@ -253,14 +292,16 @@ pub(crate) struct TechSnapshot {
     pub(crate) urgent: u64,
 }
 
-/// `net`'s SMC-R counters (all 0 while the statistics are not registered).
-pub(crate) fn smcr_snapshot(net: &Net) -> TechSnapshot {
+/// `net`'s counters of `tech` (all 0 while the statistics are not
+/// registered).
+pub(crate) fn snapshot(net: &Net, tech: Tech) -> TechSnapshot {
+    let b = tech.base();
     crate::sys::pernet::with::<TechStats, _>(net, |s| {
         let c = &s.counters;
         let block =
-            |first: usize| -> [u64; SIZE_CLASSES] { core::array::from_fn(|i| c.sum(first + i)) };
+            |first: usize| -> [u64; SIZE_CLASSES] { core::array::from_fn(|i| c.sum(b + first + i)) };
         let events =
-            |first: usize| -> [u64; BUFFER_EVENTS] { core::array::from_fn(|i| c.sum(first + i)) };
+            |first: usize| -> [u64; BUFFER_EVENTS] { core::array::from_fn(|i| c.sum(b + first + i)) };
         TechSnapshot {
             tx_buf: events(at::TX_BUF),
             rx_buf: events(at::RX_BUF),
@@ -268,15 +309,15 @@ pub(crate) fn smcr_snapshot(net: &Net) -> TechSnapshot {
             rx_payload: block(at::RX_PAYLOAD),
             tx_bufsize: block(at::TX_BUFSIZE),
             rx_bufsize: block(at::RX_BUFSIZE),
-            rx_bytes: c.sum(at::RX_BYTES),
-            tx_bytes: c.sum(at::TX_BYTES),
-            rx_buf_use: c.sum_signed(at::RX_BUF_USE),
-            tx_buf_use: c.sum_signed(at::TX_BUF_USE),
-            rx_calls: c.sum(at::RX_CALLS),
-            tx_calls: c.sum(at::TX_CALLS),
-            cork: c.sum(at::CORK),
-            nodelay: c.sum(at::NODELAY),
-            urgent: c.sum(at::URGENT),
+            rx_bytes: c.sum(b + at::RX_BYTES),
+            tx_bytes: c.sum(b + at::TX_BYTES),
+            rx_buf_use: c.sum_signed(b + at::RX_BUF_USE),
+            tx_buf_use: c.sum_signed(b + at::TX_BUF_USE),
+            rx_calls: c.sum(b + at::RX_CALLS),
+            tx_calls: c.sum(b + at::TX_CALLS),
+            cork: c.sum(b + at::CORK),
+            nodelay: c.sum(b + at::NODELAY),
+            urgent: c.sum(b + at::URGENT),
         }
     })
     .unwrap_or_default()

@@ -33,6 +33,22 @@ pub(crate) struct DiagInfo {
     /// Its link, when asked for and the link group is live
     /// (`SMC_DIAG_LGRINFO`).
     pub(crate) link: Option<LinkDiag>,
+    /// An SMC-D connection's DMBs and GIDs, when asked for
+    /// (`SMC_DIAG_DMBINFO`).
+    pub(crate) dmb: Option<DmbDiag>,
+}
+
+/// smc_diag's `struct smcd_diag_dmbinfo`, in our terms.
+pub(crate) struct DmbDiag {
+    /// The link group's id, as a host word.
+    pub(crate) linkid: u32,
+    pub(crate) peer_gid: u64,
+    pub(crate) peer_gid_ext: u64,
+    pub(crate) my_gid: u64,
+    pub(crate) my_gid_ext: u64,
+    /// Our DMB's token, and the peer's.
+    pub(crate) token: u64,
+    pub(crate) peer_token: u64,
 }
 
 /// `IB_DEVICE_NAME_MAX`: bytes of an RDMA device name, NUL included.
@@ -90,6 +106,11 @@ impl DiagExt {
     /// `SMC_DIAG_LGRINFO` is asked for.
     pub(crate) fn lgrinfo(self) -> bool {
         self.0 & (1 << (bindings::SMC_DIAG_LGRINFO - 1)) != 0
+    }
+
+    /// `SMC_DIAG_DMBINFO` is asked for.
+    pub(crate) fn dmbinfo(self) -> bool {
+        self.0 & (1 << (bindings::SMC_DIAG_DMBINFO - 1)) != 0
     }
 }
 
@@ -276,6 +297,9 @@ fn fill<S: SockDiag>(
             })
             && info.link.as_ref().map_or(true, |l| {
                 put_struct(skb, bindings::SMC_DIAG_LGRINFO, &lgrinfo(l))
+            })
+            && info.dmb.as_ref().map_or(true, |d| {
+                put_struct(skb, bindings::SMC_DIAG_DMBINFO, &dmbinfo(d))
             });
         if !ok {
             bindings::smc_rs_nlmsg_cancel(skb, nlh);
@@ -351,6 +375,32 @@ fn lgrinfo(l: &LinkDiag) -> bindings::smc_diag_lgrinfo {
         lnk: [link],
         role: l.role,
     }
+}
+
+/// Bytes of `struct smcd_diag_dmbinfo`: a 32-bit link id, 4 bytes of
+/// padding, six 64-bit words.
+const DMBINFO_LEN: usize = 56;
+const _: () = assert!(core::mem::size_of::<bindings::smcd_diag_dmbinfo>() == DMBINFO_LEN);
+
+/// `struct smcd_diag_dmbinfo` of an SMC-D connection, as bytes (its
+/// padding zero: a struct value's padding would be undefined).
+fn dmbinfo(d: &DmbDiag) -> [u8; DMBINFO_LEN] {
+    let mut out = [0u8; DMBINFO_LEN];
+    let words = [
+        d.peer_gid,
+        d.my_gid,
+        d.token,
+        d.peer_token,
+        d.peer_gid_ext,
+        d.my_gid_ext,
+    ];
+    for (chunk, w) in out.get_mut(8..).unwrap_or(&mut []).chunks_exact_mut(8).zip(words) {
+        chunk.copy_from_slice(&w.to_ne_bytes());
+    }
+    if let Some(id) = out.get_mut(..4) {
+        id.copy_from_slice(&d.linkid.to_ne_bytes());
+    }
+    out
 }
 
 /// Copies as much of `src` as fits into `dst`.
