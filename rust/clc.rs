@@ -130,7 +130,8 @@ pub(crate) fn client_handshake(net: &Net, clc: &KernelSocket) -> Result<ClientOu
     if ism.is_some() {
         smcd = SmcdProposalParams {
             v2: true,
-            seid: Some(ism::SYSTEM_EID),
+            // Off s390 the system EID is disabled (see `ism`).
+            seid: None,
             devices: &ism_devices,
             ..SmcdProposalParams::default()
         };

@@ -54,7 +54,7 @@ impl Accepted {
         self.clcsock.abort();
         if let Some(c) = self.smcr {
             let t = Tech::of(c.is_ism());
-            tech::buffer_given_back(c.waker.net(), t, Dir::Rx, c.rmb_size());
+            tech::buffer_given_back(c.waker.net(), t, Dir::Rx, c.rmb_alloc_size());
             if !c.is_ism() {
                 tech::buffer_given_back(c.waker.net(), t, Dir::Tx, c.sndbuf_size());
             }

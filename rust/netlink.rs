@@ -138,19 +138,28 @@ impl GenlFamily for SmcNetlink {
             b::SMC_NETLINK_GET_DEV_SMCD => Ok(()),
             // Without an SMC-Dv2 (ISM) device there is no system EID: one
             // message without attributes, as upstream's.
-            b::SMC_NETLINK_DUMP_SEID => once(cmd, dump, |_| Ok(())),
+            // The loopback ISM device makes SMC-Dv2 possible, as
+            // upstream's with `CONFIG_SMC_LO`: the system EID is shown, all
+            // zero off s390, and disabled there (it cannot be enabled).
+            b::SMC_NETLINK_DUMP_SEID => once(cmd, dump, |m| {
+                m.put_str(b::SMC_NLA_SEID_ENTRY as u16, &[])?;
+                m.put_u8(b::SMC_NLA_SEID_ENABLED as u16, 0)
+            }),
             b::SMC_NETLINK_GET_SYS_INFO => once(cmd, dump, |m| {
                 m.nest(b::SMC_GEN_SYS_INFO as u16, |m| {
                     m.put_u8(b::SMC_NLA_SYS_VER as u16, SMC_V2)?;
                     m.put_u8(b::SMC_NLA_SYS_REL as u16, SMC_RELEASE)?;
-                    // No ISM (SMC-D) device can exist here; SMC-Rv2 is spoken.
-                    m.put_u8(b::SMC_NLA_SYS_IS_ISM_V2 as u16, 0)?;
+                    // SMC-Dv2 through the loopback device, SMC-Rv2.
+                    m.put_u8(b::SMC_NLA_SYS_IS_ISM_V2 as u16, 1)?;
                     m.put_u8(b::SMC_NLA_SYS_IS_SMCR_V2 as u16, 1)?;
                     let mut host = [0u8; 33];
                     if let Some(h) = host.get_mut(..32) {
                         h.copy_from_slice(&hostname());
                     }
-                    m.put(b::SMC_NLA_SYS_LOCAL_HOST as u16, &host)
+                    m.put(b::SMC_NLA_SYS_LOCAL_HOST as u16, &host)?;
+                    // The system EID, as SMC-Dv2 is possible (all zero
+                    // off s390).
+                    m.put_str(b::SMC_NLA_SYS_SEID as u16, &[])
                 })
             }),
             b::SMC_NETLINK_GET_STATS => {

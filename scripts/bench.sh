@@ -14,6 +14,8 @@
 #   BENCH_PORT=7400  BENCH_REDIS_N=10000  BENCH_OUT=bench-results/<date>
 #   BENCH_PROFILE="pingpong cps1" (perf profiles of those workloads; slows them)
 #   BENCH_CPU=1 (0: no CPU pass, the CPU per operation rows stay empty)
+#   BENCH_LOOPBACK=1 (0: no loopback boot: TCP over lo against SMC-D through
+#   upstream's loopback-ism and smc_rs's loopback device, in one VM)
 #   BENCH_DEBUG=0 (1: keep the debug kernel's run-time checkers on)
 #
 # Every guest command only talks between 10.10.0.1 and 10.10.0.2, over the
@@ -229,8 +231,27 @@ for round in $(seq "$rounds"); do
 	done
 done
 
+# The loopback boot: one VM, both ends on it, every contender in turn.
+if [ "${BENCH_LOOPBACK:-1}" = 1 ]; then
+	dir=$out/raw/loopback
+	mkdir -p "$dir"
+	vmdir=$(mktemp -d /tmp/smc_rs-bench.XXXXXX)
+	bench "loopback: booting one VM (TCP over lo, upstream and smc_rs SMC-D)"
+	t0=$(date +%s)
+	SMC_VM_OUT=$vmdir SMC_VM_TIMEOUT=$budget "$here/vm.sh" single smc_rs \
+		"BENCH_REPS=$reps BENCH_SECS=$secs BENCH_STREAMS=$streams BENCH_PP_COUNT=$pp_count BENCH_REDIS_N=$redis_n BENCH_PORT=$port bash $top/selftests/bench/loopback-vm.sh" \
+		>"$dir/vm.out" 2>&1 || bench "loopback: the VM run failed; logs in $dir"
+	cp -a "$vmdir/." "$dir/" && rm -rf "$vmdir"
+	bench "loopback: done in $(($(date +%s) - t0)) s"
+fi
+
 bench "all boots done in $((($(date +%s) - start) / 60)) min; writing the report"
 python3 "$top/selftests/bench/bench_report.py" "$out"
+if [ -f "$out/raw/loopback/loopback-results.txt" ]; then
+	python3 "$top/selftests/bench/loopback_report.py" "$out/raw/loopback/loopback-results.txt" \
+		"$out/loopback.json" >"$out/loopback.txt"
+	cat "$out/loopback.txt" >>"$out/report.txt"
+fi
 echo
 cat "$out/report.txt"
 echo

@@ -16,7 +16,12 @@ tcp_segs() {
 	awk '/^Tcp:/ { if (h) { print $12; exit } h = 1 }' /proc/net/snmp
 }
 
-loopback_on() { sysctl -q -w net.smc.smcd_loopback=1; }
+# SMC-D needs a UEID both sides share off s390 (the system EID is
+# disabled there), as upstream's loopback device does.
+loopback_on() {
+	"$here/tools/smc_ueid" add SMC-RS-TESTBED 2>/dev/null
+	sysctl -q -w net.smc.smcd_loopback=1
+}
 tools=$SMC_TOP/tools/target/release
 
 # no_groups_left: within 5 s of the last close, every connection is
@@ -69,7 +74,7 @@ t_smcd_echo_sizes() {
 }
 
 t_smcd_concurrent() {
-	# 1000 connections at once: four link groups a side (255 each).
+	# 1000 connections at once: 2000 ends, in one link group.
 	loopback_on || return 1
 	segs_within 30000 echo_pair smc smc 127.0.0.1 127.0.0.1 7110 65536 1000 && no_groups_left
 }
@@ -104,9 +109,9 @@ t_smcd_ipv6() {
 
 t_smcd_operators() {
 	# While two connections are idle: smcss -D lists four SMC-D sockets
-	# with their DMB tokens, smcd linkgroup a client and a server group
-	# of two connections each, smc_diag's mode is SMCD, and smcd stats
-	# counts the connections and the bytes once they are done.
+	# with their DMB tokens, smcd linkgroup one group of four connection
+	# ends, smc_diag's mode is SMCD, and smcd stats counts the connections
+	# and the bytes once they are done.
 	local dir spid cpid rc=0
 	loopback_on || return 1
 	dir=$(mktemp -d)
@@ -124,9 +129,9 @@ t_smcd_operators() {
 	"$tools/smcd" linkgroup | tee "$dir/lgr.txt"
 	"$tools/smcd" linkgroup show all | tee "$dir/lgr-all.txt"
 	[ "$(grep -c ' SMCD ' "$dir/smcss.txt")" = 4 ] || { echo "not 4 SMCD sockets"; rc=1; }
-	# A client and a server group (one id: the client's names the
-	# server's), two connections each.
-	[ "$(grep -c -E '^[0-9a-f]{8} +0 +2 ' "$dir/lgr.txt")" = 2 ] || { echo "not 2 link groups of 2"; rc=1; }
+	# One group holds both ends of both connections (as upstream's: the
+	# peer's GID is our own).
+	[ "$(grep -c -E '^[0-9a-f]{8} +0 +4 ' "$dir/lgr.txt")" = 1 ] || { echo "not 1 link group of 4"; rc=1; }
 	touch "$dir/go"
 	wait "$cpid" || rc=1
 	wait "$spid" || rc=1
@@ -134,6 +139,82 @@ t_smcd_operators() {
 	grep -qE '^  SMC connections +4$' "$dir/stats.txt" || rc=1
 	grep -qE '^  Data transmitted \(Bytes\) +400016 ' "$dir/stats.txt" || rc=1
 	no_groups_left || rc=1
+	return $rc
+}
+
+t_smcd_needs_ueid() {
+	# Without a UEID nothing matches (no system EID off s390): the client
+	# offers nothing, and the connection falls back at once with NOSMCDEV.
+	local rc=0
+	loopback_on || return 1
+	"$here/tools/smc_ueid" flush
+	segs_within 1000000 echo_pair smc smc 127.0.0.1 127.0.0.1 7140 1048576 >/dev/null || rc=1
+	local before after
+	before=$(tcp_segs)
+	echo_pair smc smc 127.0.0.1 127.0.0.1 7141 1048576 || rc=1
+	after=$(tcp_segs)
+	echo "1 MiB without a UEID: $((after - before)) TCP segments"
+	[ $((after - before)) -gt 40 ] || rc=1
+	"$here/tools/smc_ueid" add SMC-RS-TESTBED
+	return $rc
+}
+
+# smcd_view MODULE DIR: with MODULE loaded and SMC-D possible, what
+# smcss -D, smcd linkgroup and smcd stats print while two connections are
+# idle and after they ended, with tokens, GIDs, ids, inodes and ports
+# replaced by placeholders.
+smcd_view() {
+	local mod=$1 dir=$2 spid cpid
+	"$here/tools/smc_ueid" add SMC-RS-TESTBED 2>/dev/null
+	[ "$mod" = upstream ] || sysctl -q -w net.smc.smcd_loopback=1
+	"$tools/smcd" stats reset >/dev/null
+	rm -f "$dir/go"
+	timeout 120 "$here/smc_echo" server -f smc -b 127.0.0.1 -p 7150 -n 2 >/dev/null &
+	spid=$!
+	timeout 120 "$here/smc_echo" client -f smc -a 127.0.0.1 -p 7150 -s 100000 -n 2 \
+		-W "$dir/go" >"$dir/client-$mod.out" &
+	cpid=$!
+	for _ in $(seq 100); do
+		[ "$(grep -c connected "$dir/client-$mod.out")" = 2 ] && break
+		sleep 0.1
+	done
+	{
+		"$tools/smcss" -D | smcd_norm | sort
+		"$tools/smcss" -a | sed 's/ *$//' | smcd_norm | sort
+		"$tools/smcd" linkgroup
+		"$tools/smcd" -d linkgroup
+		"$tools/smcd" device
+	} | smcd_norm |
+		# Upstream's groups without connections linger ten minutes.
+		grep -vE '^L +0 +0 *$'
+	touch "$dir/go"
+	wait "$cpid"
+	wait "$spid"
+	# What depends on how reads and writes interleaved (requests, a
+	# buffer found full) differs from run to run on either module.
+	"$tools/smcd" stats | grep -vE 'Buffer full|Total requests|Reqs|Avg requests'
+}
+
+# smcd_norm: tokens, GIDs, link group ids, inodes and ports as placeholders.
+smcd_norm() {
+	sed -E 's/[0-9a-f]{16}/G/g; s/^([A-Z]+ +[0-9]+ +)[0-9]+/\1I/; s/:[0-9]{4,5}/:P/g; s/^[0-9a-f]{8} /L /; s/ [0-9a-f]{8} *$/ L/'
+}
+
+t_smcd_as_upstream() {
+	# The same two connections over upstream smc.ko's loopback-ism: the
+	# same TCP segment bound, and our tools print the same for both.
+	local dir rc=0
+	dir=$(mktemp -d)
+	smcd_view smc_rs "$dir" >"$dir/smc_rs.txt" || rc=1
+	rmmod smc_rs && modprobe smc || return 1
+	"$here/tools/smc_ueid" add SMC-RS-TESTBED
+	segs_within 40 echo_pair smc smc 127.0.0.1 127.0.0.1 7151 1048576 || rc=1
+	smcd_view upstream "$dir" >"$dir/upstream.txt" || rc=1
+	"$here/tools/smc_ueid" flush
+	modprobe -r smc_diag
+	rmmod smc; insmod "$ko" || return 1
+	cat "$dir/smc_rs.txt"
+	diff -u "$dir/upstream.txt" "$dir/smc_rs.txt" || rc=1
 	return $rc
 }
 
@@ -151,4 +232,6 @@ run_test "SMC-D loopback: $((20 * short_rounds)) short connections (20 threads x
 run_test "SMC-D loopback: same socket semantics as TCP (AF_SMC vs AF_INET)" t_smcd_semantics
 run_test "SMC-D loopback over IPv6: 1 MiB intact, TCP segments flat" t_smcd_ipv6
 run_test "SMC-D loopback: smcss -D, smcd linkgroup and smcd stats show the connections" t_smcd_operators
+run_test "SMC-D loopback needs a UEID (no system EID off s390): none, no SMC-D" t_smcd_needs_ueid
+run_test "SMC-D loopback: upstream's loopback-ism as flat; smcss -D, smcd linkgroup/stats print the same for both" t_smcd_as_upstream
 run_test "SMC-D loopback: rmmod after, insmod again" t_smcd_rmmod

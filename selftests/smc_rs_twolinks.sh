@@ -7,8 +7,8 @@
 # link over it (ADD LINK with the rkeys in its v2 extension, CONFIRM LINK
 # on the new link): `smcr linkgroup` must show the group SYM on both
 # sides, its link-show both links active, one on eth0 and one on eth1.
-# Then one side's eth0 goes down in the middle of a checksummed 64 MiB
-# echo (SMC_TWOLINKS_DOWN: server, the default, or client): the
+# Then one side's eth0 goes down in the middle of a checksummed 32 MiB
+# echo (64 MiB in make check-long; SMC_TWOLINKS_DOWN: server, the default, or client): the
 # connection must move to the link over eth1 and the echo arrive intact.
 # Proof from outside the module: rxe1's hardware counters carry the rest
 # of the traffic, and TCP sent a handful of segments at most meanwhile
@@ -42,7 +42,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 peer=10.10.0.$((3 - SMC_VM))
 pair_tag=twolinks
 port=7460
-size=67108864
+size=$(scaled 33554432 67108864)
 smcr=$SMC_TOP/tools/target/release/smcr
 smcss=$SMC_TOP/tools/target/release/smcss
 pair_modules

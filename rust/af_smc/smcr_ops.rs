@@ -235,7 +235,7 @@ pub(super) fn release(sock: &Sock<'_>, st: &mut Guard<'_>, conn: Arc<Conn>) {
     // The connection holds its buffers no longer (upstream counts that
     // when it frees the connection).
     let t = Tech::of(conn.is_ism());
-    tech::buffer_given_back(sk.net(), t, Dir::Rx, conn.rmb_size());
+    tech::buffer_given_back(sk.net(), t, Dir::Rx, conn.rmb_alloc_size());
     // An SMC-D send buffer is the peer's DMB: none was taken.
     if !conn.is_ism() {
         tech::buffer_given_back(sk.net(), t, Dir::Tx, conn.sndbuf_size());

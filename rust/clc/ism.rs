@@ -5,11 +5,13 @@
 //! and Confirm that carry each side's DMB.
 //!
 //! A proposal offers the loopback device (CHID 0xFFFF, its 128-bit GID)
-//! when `net.smc.smcd_loopback` is on; a server with the same setting
-//! serves it when that GID is its own device's (the client is on this
-//! host) and the two sides share an EID: the system EID both offer (all
-//! zero off s390, as upstream's) or a UEID. As upstream's listener, a
-//! server prefers SMC-Dv2 to SMC-Rv2.
+//! when `net.smc.smcd_loopback` is on and a UEID is set; a server with the
+//! same setting serves it when that GID is its own device's (the client is
+//! on this host) and the two sides share a UEID. Off s390 the system EID
+//! is disabled (upstream's `seid_enabled` 0 there, and it cannot be
+//! enabled): proposals carry none, and only a UEID matches, as upstream's
+//! loopback device needs. As upstream's listener, a server prefers
+//! SMC-Dv2 to SMC-Rv2.
 
 use super::decline::send_decline;
 use super::recv::recv_message;
@@ -28,13 +30,9 @@ use crate::wire::clc::{
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
-/// The system EID of a host that is not an s390 (upstream's, with an
-/// SMC-Dv2 device: all zero).
-pub(crate) const SYSTEM_EID: [u8; EID_LEN] = [0; EID_LEN];
-
 /// The device a client in `net` offers for SMC-Dv2, if any.
 pub(crate) fn client_offer(net: &Net) -> Option<IsmDevice> {
-    if !crate::sysctl::smcd_loopback(net) {
+    if !crate::sysctl::smcd_loopback(net) || !crate::ueid::any() {
         return None;
     }
     lgr::can_connect().ok()?;
@@ -63,14 +61,11 @@ pub(crate) fn server_match(net: &Net, p: &Proposal<'_>) -> Option<ServerMatch> {
         return None;
     }
     let v2 = p.v2.as_ref()?;
-    let ext = p.smcd_v2.as_ref()?;
-    let eid = if v2.seid && ext.system_eid == SYSTEM_EID {
-        SYSTEM_EID
-    } else {
-        let ours = crate::ueid::snapshot();
-        v2.ueids()
-            .find_map(|u| ours.iter().find(|o| o.as_slice() == u).copied())?
-    };
+    p.smcd_v2.as_ref()?;
+    let ours = crate::ueid::snapshot();
+    let eid = v2
+        .ueids()
+        .find_map(|u| ours.iter().find(|o| o.as_slice() == u).copied())?;
     let dev = lo::device()?;
     let gid = p.smcd_v2_devices().find(|d| dev.is_local(&d.gid))?.gid;
     lgr::can_connect().ok()?;

@@ -3,31 +3,35 @@
 //! SMC-D link groups over the loopback device, and the connections the CLC
 //! handshake makes in them.
 //!
-//! A link group holds up to 255 connections with one peer (upstream's
-//! `SMC_RMBS_PER_LGR_MAX`) in one role and one network namespace; over the
-//! loopback device the peer is this host, so a host has client groups and
-//! server groups. A connection is made with its DMB registered; it learns
-//! the peer's DMB from the peer's Accept or Confirm ([`attach`]). The group
-//! lets a connection go once it is finished (see
+//! A link group holds the connections with one peer GID in one network
+//! namespace, whatever their role, as upstream's (`smcd_lgr_match` does
+//! not look at the role, and nothing but the device's DMBs bounds an
+//! SMC-D group): over the loopback device the peer is this host, so the
+//! client and the server end of a connection share their group. The
+//! server makes a group on first contact and names it in its Accept; the
+//! client's end joins it. A connection is made with its DMB registered;
+//! it learns the peer's DMB from the peer's Accept or Confirm
+//! ([`attach`]). The group lets a connection go once it is finished (see
 //! [`Conn::finished`](crate::smcr::conn::Conn::finished)): its DMB leaves
-//! the device, and the memory goes with the last holder.
+//! the device, and the memory goes with the last holder. A group without
+//! connections goes at once (upstream lets it linger ten minutes).
 //!
-//! Locks: `IsmLgrs::lgrs` (a mutex, process context) before a group's
-//! `conns` (a leaf).
+//! Locks (mutexes, process context): `IsmLgrs::lgrs` before a group's
+//! `conns`.
 
+use super::conns::IsmConns;
 use super::dmb::{CdcBytes, Dmb, DmbOwner, IsmGroup};
 use super::lo::{self, Loopback, LoopbackDevice};
 use crate::smcr::about::{new_about, LgrAbout};
 use crate::smcr::cdc;
 use crate::smcr::conn::{Conn, IsmPath, Path, PeerRmb};
-use crate::smcr::conntable::ConnTable;
-use crate::smcr::link::CONNS_PER_LGR;
+use crate::smcr::path::DMB_HEADER;
 use crate::stats::tech::{self, BufferSource, Dir, Tech};
 use crate::sys::diag::DmbDiag;
 use crate::sys::errno::{EINVAL, ENODEV, ENOSPC};
 use crate::sys::print::smc_dbg;
 use crate::sys::random;
-use crate::sys::sync::{new_spinlock_bh, RcuPointer, SpinLockBh};
+use crate::sys::sync::{RcuPointer, SpinLockBh};
 use crate::sys::tcp::TcpSock;
 use crate::wire::bufsize;
 use crate::wire::clc::SmcdGid;
@@ -51,13 +55,12 @@ pub(crate) enum Role {
 pub(crate) struct IsmLgr {
     /// Its id, as the CLC Accept carries it.
     pub(crate) id: [u8; 4],
-    pub(crate) role: Role,
     /// The peer's ISM GID.
     pub(crate) peer_gid: SmcdGid,
     /// The namespace its connections are in (its cookie).
     net: u64,
     #[pin]
-    pub(crate) conns: SpinLockBh<ConnTable>,
+    conns: Mutex<IsmConns>,
     /// What the first contact told of the peer, for operators.
     #[pin]
     pub(crate) about: SpinLockBh<LgrAbout>,
@@ -76,9 +79,7 @@ impl IsmLgr {
 
     /// Bytes of the DMBs its connections registered.
     pub(crate) fn dmb_bytes(&self) -> u64 {
-        let mut n = 0u64;
-        self.conns.lock().for_each(|c| n += u64::from(c.rmb_size()));
-        n
+        self.conns.lock().dmb_bytes()
     }
 }
 
@@ -112,17 +113,10 @@ impl IsmGroup for IsmLgr {
     }
 
     fn conn_finished(&self) {
-        let mut out: [Option<Arc<Conn>>; 16] = [const { None }; 16];
         loop {
-            let n = self.conns.lock().take_finished(&mut out);
-            for c in out.iter_mut().take(n) {
-                if let Some(c) = c.take() {
-                    end_conn(&c);
-                }
-            }
-            if n < out.len() {
-                break;
-            }
+            let done = self.conns.lock().take_one(|c| c.finished());
+            let Some(c) = done else { break };
+            end_conn(&c);
         }
         if let Some(all) = registry() {
             all.forget_if_empty(self);
@@ -173,36 +167,49 @@ pub(crate) struct IsmLgrs {
 }
 
 impl IsmLgrs {
-    /// A group of `role` with `peer` in `net` with room for one more
-    /// connection, or a new one (first contact). `id`: the group the
-    /// server named (a client's group has the id of the server's, and
-    /// is made by whichever of its first connections comes first: their
-    /// Accepts may be taken in any order).
-    fn group(&self, role: Role, peer: SmcdGid, net: u64, id: Option<[u8; 4]>) -> Result<(Arc<IsmLgr>, bool)> {
+    /// Puts the connection `make` makes for its group into the group with
+    /// `peer` in `net` (named `id`, when the server named it), or into a
+    /// new one: true for a first contact. A client's end finds the group
+    /// its server made; should that be gone meanwhile, it makes one with
+    /// that id. Under the registry's lock: no group is forgotten between
+    /// being chosen and getting the connection.
+    fn add(
+        &self,
+        peer: SmcdGid,
+        net: u64,
+        id: Option<[u8; 4]>,
+        make: impl FnOnce(&Arc<IsmLgr>) -> Result<Arc<Conn>>,
+    ) -> Result<(Arc<IsmLgr>, Arc<Conn>, bool)> {
         let mut lgrs = self.lgrs.lock();
-        let found = lgrs.iter().find(|l| {
-            l.role == role
-                && l.peer_gid == peer
-                && l.net == net
-                && id.map_or(true, |id| l.id == id)
-                && (id.is_some() || l.conns.lock().count() < CONNS_PER_LGR)
-        });
-        if let Some(l) = found {
-            return Ok((l.clone(), false));
+        let found = lgrs
+            .iter()
+            .find(|l| l.peer_gid == peer && l.net == net && id.map_or(true, |id| l.id == id))
+            .cloned();
+        let (lgr, first_contact) = match found {
+            Some(l) => (l, false),
+            None => {
+                let l = Arc::pin_init(
+                    try_pin_init!(IsmLgr {
+                        id: id.unwrap_or_else(new_lgr_id),
+                        peer_gid: peer,
+                        net,
+                        conns <- new_mutex!(IsmConns::new(), "IsmLgr::conns"),
+                        about <- new_about(),
+                    }? Error),
+                    GFP_KERNEL,
+                )?;
+                (l, true)
+            }
+        };
+        let conn = make(&lgr)?;
+        lgr.conns.lock().insert(conn.clone())?;
+        if first_contact {
+            if let Err(e) = lgrs.push(lgr.clone(), GFP_KERNEL) {
+                lgr.conns.lock().remove(conn.token);
+                return Err(e.into());
+            }
         }
-        let lgr = Arc::pin_init(
-            try_pin_init!(IsmLgr {
-                id: id.unwrap_or_else(new_lgr_id),
-                role,
-                peer_gid: peer,
-                net,
-                conns <- new_spinlock_bh!(ConnTable::new(), "IsmLgr::conns"),
-                about <- new_about(),
-            }? Error),
-            GFP_KERNEL,
-        )?;
-        lgrs.push(lgr.clone(), GFP_KERNEL)?;
-        Ok((lgr, true))
+        Ok((lgr, conn, first_contact))
     }
 
     /// Forgets `lgr` once it has no connection left.
@@ -241,18 +248,11 @@ impl IsmLgrs {
     /// DMBs leave the device and their owners are dropped.
     fn shutdown(&self) {
         let lgrs = core::mem::take(&mut *self.lgrs.lock());
-        let mut out: [Option<Arc<Conn>>; 16] = [const { None }; 16];
         for l in lgrs.iter() {
             loop {
-                let n = l.conns.lock().take_all(&mut out);
-                for c in out.iter_mut().take(n) {
-                    if let Some(c) = c.take() {
-                        end_conn(&c);
-                    }
-                }
-                if n < out.len() {
-                    break;
-                }
+                let c = l.conns.lock().take_one(|_| true);
+                let Some(c) = c else { break };
+                end_conn(&c);
             }
         }
     }
@@ -367,19 +367,17 @@ fn make_conn(
     waker: ARef<TcpSock>,
 ) -> Result<(Arc<IsmLgr>, Arc<Conn>, bool)> {
     let net = waker.net().cookie();
-    let (lgr, first_contact) = reg.group(role, peer, net, lgr_id)?;
-    let path = IsmPath {
-        own: own.clone(),
-        peer: None,
-        group: lgr.clone(),
-    };
-    let conn = Conn::new_ism(next_token(), path, waker)?;
-    own.own(Arc::new(IsmRx(conn.clone()), GFP_KERNEL)?);
-    if let Err(e) = lgr.conns.lock().insert(conn.clone()) {
-        own.disown();
-        reg.forget_if_empty(&lgr);
-        return Err(e);
-    }
+    let (lgr, conn, first_contact) = reg.add(peer, net, lgr_id, |lgr| {
+        let path = IsmPath {
+            own: own.clone(),
+            peer: None,
+            group: lgr.clone(),
+        };
+        let conn = Conn::new_ism(next_token(), path, waker)?;
+        // The caller's unregistering of `own` on failure drops this.
+        own.own(Arc::new(IsmRx(conn.clone()), GFP_KERNEL)?);
+        Ok(conn)
+    })?;
     smc_dbg!(
         "smcd: {:?} connection {:#x}, DMB {:#x}, group {:02x?}{}",
         role,
@@ -399,7 +397,8 @@ pub(crate) fn attach(dev: &Loopback, conn: &Conn, token: u64, class: u8) -> Resu
     if dmb.len() != bufsize::uncompress(class) as usize {
         return Err(EINVAL.into());
     }
-    let size = dmb.len() as u32;
+    // The ring after the DMB's header, as the peer counts it.
+    let size = dmb.len().saturating_sub(DMB_HEADER) as u32;
     conn.attach_peer(
         dmb,
         PeerRmb {
@@ -413,7 +412,7 @@ pub(crate) fn attach(dev: &Loopback, conn: &Conn, token: u64, class: u8) -> Resu
 /// The handshake failed after `nc` was made: the connection goes, its
 /// DMB with it.
 pub(crate) fn abort_conn(nc: NewConn) {
-    tech::buffer_given_back(nc.conn.waker.net(), Tech::Smcd, Dir::Rx, nc.conn.rmb_size());
+    tech::buffer_given_back(nc.conn.waker.net(), Tech::Smcd, Dir::Rx, nc.conn.rmb_alloc_size());
     let removed = nc.lgr.conns.lock().remove(nc.conn.token);
     end_conn(&nc.conn);
     drop(removed);

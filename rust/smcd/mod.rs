@@ -6,6 +6,7 @@
 //! device and its DMBs ([`lo`], [`dmb`]), the link groups ([`lgr`]) and what
 //! the CLC handshake creates ([`setup`]).
 
+pub(crate) mod conns;
 pub(crate) mod dmb;
 pub(crate) mod lgr;
 pub(crate) mod lo;

@@ -12,6 +12,7 @@ use super::bufs::LgrBuf;
 use super::link::Link;
 use super::peerkeys::PeerKeys;
 pub(crate) use super::path::{ConnBuf, IsmPath, Path};
+use super::path::DMB_HEADER;
 use crate::smcd::dmb::Dmb;
 use crate::sys::errno::{ECONNRESET, ENOLINK};
 use crate::sys::sync::{new_spinlock_bh, SpinLockBh};
@@ -337,13 +338,13 @@ impl Conn {
     /// token, `peer.size` its size): our send buffer is its memory from
     /// now on, and our CDC messages go to it.
     pub(crate) fn attach_peer(&self, dmb: Arc<Dmb>, peer: PeerRmb) -> Result {
-        let mem = dmb.mem.clone();
+        let buf = ConnBuf::Mem(dmb.mem.clone());
         match &mut *self.link.lock() {
             Path::Ism(p) => p.peer = Some(dmb),
             Path::Link(_) => return Err(ENOLINK.into()),
         }
-        self.sndbuf_size.store(mem.len() as u32, Ordering::Release);
-        *self.sndbuf.lock() = Some(ConnBuf::Mem(mem));
+        self.sndbuf_size.store(buf.len() as u32, Ordering::Release);
+        *self.sndbuf.lock() = Some(buf);
         self.set_peer(peer);
         Ok(())
     }
@@ -351,6 +352,11 @@ impl Conn {
     /// Size of our RMB.
     pub(crate) fn rmb_size(&self) -> u32 {
         self.rmb_size
+    }
+
+    /// Bytes our RMB took (an SMC-D DMB has its header before the ring).
+    pub(crate) fn rmb_alloc_size(&self) -> u32 {
+        self.rmb_size + if self.ism { DMB_HEADER as u32 } else { 0 }
     }
 
     /// The server learned where the client's RMB is.

@@ -8,12 +8,15 @@ use super::bufs::LgrBuf;
 use super::link::Link;
 use crate::smcd::dmb::{Dmb, IsmGroup};
 use crate::sys::ib::buf::BufMem;
-use core::ops::Deref;
+use crate::sys::args::MsgHdr;
+use kernel::prelude::*;
 use kernel::sync::Arc;
 
 /// A connection buffer: one of an SMC-R link group (mapped on its links),
 /// or memory only the CPU touches (SMC-D: our DMB, or the peer's DMB that
-/// our send buffer is).
+/// our send buffer is), whose first [`DMB_HEADER`] bytes are not part of
+/// the ring (upstream keeps its CDC message there, `struct smcd_cdc_msg`;
+/// both ends count the ring without them).
 #[derive(Clone)]
 pub(crate) enum ConnBuf {
     /// SMC-R.
@@ -22,6 +25,9 @@ pub(crate) enum ConnBuf {
     Mem(Arc<BufMem>),
 }
 
+/// Bytes at the start of a DMB before its ring.
+pub(crate) const DMB_HEADER: usize = 32;
+
 impl ConnBuf {
     /// The SMC-R buffer, if it is one.
     pub(crate) fn lgr(&self) -> Option<&Arc<LgrBuf>> {
@@ -29,6 +35,40 @@ impl ConnBuf {
             ConnBuf::Lgr(b) => Some(b),
             ConnBuf::Mem(_) => None,
         }
+    }
+
+    /// The memory and where the ring starts in it.
+    fn ring(&self) -> (&BufMem, usize) {
+        match self {
+            ConnBuf::Lgr(b) => (b, 0),
+            ConnBuf::Mem(m) => (m, DMB_HEADER),
+        }
+    }
+
+    /// The ring's size in bytes.
+    pub(crate) fn len(&self) -> usize {
+        let (m, base) = self.ring();
+        m.len().saturating_sub(base)
+    }
+
+    /// Copies `out.len()` bytes of the ring at `offset` into `out`.
+    pub(crate) fn read(&self, offset: usize, out: &mut [u8]) -> Result {
+        let (m, base) = self.ring();
+        m.read(base + offset, out)
+    }
+
+    /// Copies up to `len` bytes of the message into the ring at `offset`;
+    /// how many (see [`BufMem::fill_from_msg`]).
+    pub(crate) fn fill_from_msg(&self, offset: usize, len: usize, msg: &mut MsgHdr<'_>) -> Result<usize> {
+        let (m, base) = self.ring();
+        m.fill_from_msg(base + offset, len, msg)
+    }
+
+    /// Copies up to `len` bytes of the ring at `offset` to the message;
+    /// how many (see [`BufMem::drain_to_msg`]).
+    pub(crate) fn drain_to_msg(&self, offset: usize, len: usize, msg: &mut MsgHdr<'_>) -> Result<usize> {
+        let (m, base) = self.ring();
+        m.drain_to_msg(base + offset, len, msg)
     }
 
     /// Makes what devices wrote visible to the CPU.
@@ -42,17 +82,6 @@ impl ConnBuf {
     pub(crate) fn sync_for_device(&self) {
         if let ConnBuf::Lgr(b) = self {
             b.sync_for_device();
-        }
-    }
-}
-
-impl Deref for ConnBuf {
-    type Target = BufMem;
-
-    fn deref(&self) -> &BufMem {
-        match self {
-            ConnBuf::Lgr(b) => b,
-            ConnBuf::Mem(m) => m,
         }
     }
 }
