@@ -51,6 +51,43 @@ segs_within() {
 	[ $((after - before)) -le "$max" ]
 }
 
+# segs_over MIN CMD...: runs CMD; fails when it fails or TCP sent MIN
+# segments or fewer meanwhile (the bytes went over TCP).
+segs_over() {
+	local min=$1 before after
+	shift
+	before=$(tcp_segs)
+	"$@" || return 1
+	after=$(tcp_segs)
+	echo "TCP segments sent: $((after - before)) (more than $min)"
+	[ $((after - before)) -gt "$min" ]
+}
+
+# hold_two PORT DIR: two echo connections of 100000 bytes each, connected
+# and idle until release_two DIR (the pids in hold_pids).
+hold_two() {
+	local port=$1 dir=$2
+	rm -f "$dir/go"
+	timeout 120 "$here/smc_echo" server -f smc -b 127.0.0.1 -p "$port" -n 2 >/dev/null &
+	hold_pids=$!
+	timeout 120 "$here/smc_echo" client -f smc -a 127.0.0.1 -p "$port" -s 100000 -n 2 \
+		-W "$dir/go" >"$dir/client.out" &
+	hold_pids="$hold_pids $!"
+	for _ in $(seq 100); do
+		[ "$(grep -c connected "$dir/client.out")" = 2 ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# release_two DIR: the held echoes go on; fails when one of them failed.
+release_two() {
+	local p rc=0
+	touch "$1/go"
+	for p in $hold_pids; do wait "$p" || rc=1; done
+	return $rc
+}
+
 t_smcd_echo_sizes() {
 	# Each connection: SYN, CLC (proposal, accept, confirm), FIN and their
 	# ACKs, about 12 segments; the payload would be thousands.
@@ -63,12 +100,8 @@ t_smcd_echo_sizes() {
 	# The same 64 MiB over TCP take thousands of segments: the bound above
 	# can tell SMC-D from TCP.
 	loopback_off || return 1
-	local before after
-	before=$(tcp_segs)
-	echo_pair smc smc 127.0.0.1 127.0.0.1 7102 67108864 || rc=1
-	after=$(tcp_segs)
-	echo "the same 64 MiB with net.smc.smcd_loopback=0: $((after - before)) TCP segments"
-	[ $((after - before)) -gt 400 ] || rc=1
+	echo "== 64 MiB with net.smc.smcd_loopback=0"
+	segs_over 400 echo_pair smc smc 127.0.0.1 127.0.0.1 7102 67108864 || rc=1
 	no_groups_left || rc=1
 	return $rc
 }
@@ -112,19 +145,11 @@ t_smcd_operators() {
 	# with their DMB tokens, smcd linkgroup one group of four connection
 	# ends, smc_diag's mode is SMCD, and smcd stats counts the connections
 	# and the bytes once they are done.
-	local dir spid cpid rc=0
+	local dir rc=0
 	loopback_on || return 1
 	dir=$(mktemp -d)
 	"$tools/smcd" stats reset >/dev/null
-	timeout 120 "$here/smc_echo" server -f smc -b 127.0.0.1 -p 7130 -n 2 &
-	spid=$!
-	timeout 120 "$here/smc_echo" client -f smc -a 127.0.0.1 -p 7130 -s 100000 -n 2 \
-		-W "$dir/go" >"$dir/client.out" &
-	cpid=$!
-	for _ in $(seq 100); do
-		[ "$(grep -c connected "$dir/client.out")" = 2 ] && break
-		sleep 0.1
-	done
+	hold_two 7130 "$dir" || rc=1
 	"$tools/smcss" -D | tee "$dir/smcss.txt"
 	"$tools/smcd" linkgroup | tee "$dir/lgr.txt"
 	"$tools/smcd" linkgroup show all | tee "$dir/lgr-all.txt"
@@ -132,9 +157,7 @@ t_smcd_operators() {
 	# One group holds both ends of both connections (as upstream's: the
 	# peer's GID is our own).
 	[ "$(grep -c -E '^[0-9a-f]{8} +0 +4 ' "$dir/lgr.txt")" = 1 ] || { echo "not 1 link group of 4"; rc=1; }
-	touch "$dir/go"
-	wait "$cpid" || rc=1
-	wait "$spid" || rc=1
+	release_two "$dir" || rc=1
 	"$tools/smcd" stats | tee "$dir/stats.txt"
 	grep -qE '^  SMC connections +4$' "$dir/stats.txt" || rc=1
 	grep -qE '^  Data transmitted \(Bytes\) +400016 ' "$dir/stats.txt" || rc=1
@@ -148,13 +171,7 @@ t_smcd_needs_ueid() {
 	local rc=0
 	loopback_on || return 1
 	"$here/tools/smc_ueid" flush
-	segs_within 1000000 echo_pair smc smc 127.0.0.1 127.0.0.1 7140 1048576 >/dev/null || rc=1
-	local before after
-	before=$(tcp_segs)
-	echo_pair smc smc 127.0.0.1 127.0.0.1 7141 1048576 || rc=1
-	after=$(tcp_segs)
-	echo "1 MiB without a UEID: $((after - before)) TCP segments"
-	[ $((after - before)) -gt 40 ] || rc=1
+	segs_over 40 echo_pair smc smc 127.0.0.1 127.0.0.1 7141 1048576 || rc=1
 	"$here/tools/smc_ueid" add SMC-RS-TESTBED
 	return $rc
 }
@@ -164,20 +181,11 @@ t_smcd_needs_ueid() {
 # idle and after they ended, with tokens, GIDs, ids, inodes and ports
 # replaced by placeholders.
 smcd_view() {
-	local mod=$1 dir=$2 spid cpid
+	local mod=$1 dir=$2 rc=0
 	"$here/tools/smc_ueid" add SMC-RS-TESTBED 2>/dev/null
 	[ "$mod" = upstream ] || sysctl -q -w net.smc.smcd_loopback=1
 	"$tools/smcd" stats reset >/dev/null
-	rm -f "$dir/go"
-	timeout 120 "$here/smc_echo" server -f smc -b 127.0.0.1 -p 7150 -n 2 >/dev/null &
-	spid=$!
-	timeout 120 "$here/smc_echo" client -f smc -a 127.0.0.1 -p 7150 -s 100000 -n 2 \
-		-W "$dir/go" >"$dir/client-$mod.out" &
-	cpid=$!
-	for _ in $(seq 100); do
-		[ "$(grep -c connected "$dir/client-$mod.out")" = 2 ] && break
-		sleep 0.1
-	done
+	hold_two 7150 "$dir" || rc=1
 	{
 		"$tools/smcss" -D | smcd_norm | sort
 		"$tools/smcss" -a | sed 's/ *$//' | smcd_norm | sort
@@ -187,12 +195,11 @@ smcd_view() {
 	} | smcd_norm |
 		# Upstream's groups without connections linger ten minutes.
 		grep -vE '^L +0 +0 *$'
-	touch "$dir/go"
-	wait "$cpid"
-	wait "$spid"
+	release_two "$dir" || rc=1
 	# What depends on how reads and writes interleaved (requests, a
 	# buffer found full) differs from run to run on either module.
 	"$tools/smcd" stats | grep -vE 'Buffer full|Total requests|Reqs|Avg requests'
+	return $rc
 }
 
 # smcd_norm: tokens, GIDs, link group ids, inodes and ports as placeholders.

@@ -56,11 +56,5 @@ fn fill_lgr(m: &mut GenlMessage<'_>, lgr: &Arc<IsmLgr>) -> Result {
     m.put_uint(b::SMC_NLA_LGR_D_DMB_ALLOC as u16, lgr.dmb_bytes())?;
     // The loopback device has no PNETID.
     m.put_str(b::SMC_NLA_LGR_D_PNETID as u16, &[])?;
-    m.nest(b::SMC_NLA_LGR_D_V2_COMMON as u16, |m| {
-        m.put_u8(b::SMC_NLA_LGR_V2_VER as u16, SMC_V2)?;
-        m.put_u8(b::SMC_NLA_LGR_V2_REL as u16, about.peer_release)?;
-        m.put_u8(b::SMC_NLA_LGR_V2_OS as u16, about.peer_os)?;
-        m.put_str(b::SMC_NLA_LGR_V2_PEER_HOST as u16, &about.peer_hostname)?;
-        m.put_str(b::SMC_NLA_LGR_V2_NEG_EID as u16, &about.negotiated_eid)
-    })
+    m.nest(b::SMC_NLA_LGR_D_V2_COMMON as u16, |m| about.fill_v2_common(m, SMC_V2))
 }

@@ -89,13 +89,7 @@ fn fill_lgr(m: &mut GenlMessage<'_>, lgr: &LinkGroup, cookie: u64) -> Result {
     )?;
     m.put_uint(b::SMC_NLA_LGR_R_SNDBUF_ALLOC as u16, sndbufs)?;
     m.put_uint(b::SMC_NLA_LGR_R_RMB_ALLOC as u16, rmbs)?;
-    m.nest(b::SMC_NLA_LGR_R_V2_COMMON as u16, |m| {
-        m.put_u8(b::SMC_NLA_LGR_V2_VER as u16, LGR_SMC_VERSION)?;
-        m.put_u8(b::SMC_NLA_LGR_V2_REL as u16, about.peer_release)?;
-        m.put_u8(b::SMC_NLA_LGR_V2_OS as u16, about.peer_os)?;
-        m.put_str(b::SMC_NLA_LGR_V2_PEER_HOST as u16, &about.peer_hostname)?;
-        m.put_str(b::SMC_NLA_LGR_V2_NEG_EID as u16, &about.negotiated_eid)
-    })?;
+    m.nest(b::SMC_NLA_LGR_R_V2_COMMON as u16, |m| about.fill_v2_common(m, LGR_SMC_VERSION))?;
     m.nest(b::SMC_NLA_LGR_R_V2 as u16, |m| {
         m.put_u8(
             b::SMC_NLA_LGR_R_V2_DIRECT as u16,

@@ -24,18 +24,17 @@ use super::dmb::{CdcBytes, Dmb, DmbOwner, IsmGroup};
 use super::lo::{self, Loopback, LoopbackDevice};
 use crate::smcr::about::{new_about, LgrAbout};
 use crate::smcr::cdc;
+use crate::smcr::ids::{new_lgr_id, next_token};
 use crate::smcr::conn::{Conn, IsmPath, Path, PeerRmb};
 use crate::smcr::path::DMB_HEADER;
 use crate::stats::tech::{self, BufferSource, Dir, Tech};
 use crate::sys::diag::DmbDiag;
 use crate::sys::errno::{EINVAL, ENODEV, ENOSPC};
 use crate::sys::print::smc_dbg;
-use crate::sys::random;
 use crate::sys::sync::{RcuPointer, SpinLockBh};
 use crate::sys::tcp::TcpSock;
 use crate::wire::bufsize;
 use crate::wire::clc::SmcdGid;
-use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{new_mutex, Arc, Mutex};
 use kernel::types::ARef;
@@ -83,25 +82,6 @@ impl IsmLgr {
     }
 }
 
-/// A new link group id (never 0, the low byte free as upstream's).
-fn new_lgr_id() -> [u8; 4] {
-    let mut id = [0u8; 4];
-    random::fill(&mut id);
-    let word = u32::from_ne_bytes(id) & !0xff;
-    (if word == 0 { 0x100 } else { word }).to_ne_bytes()
-}
-
-/// Tokens name connections in a group's table; never 0.
-static NEXT_TOKEN: AtomicU32 = AtomicU32::new(1);
-
-fn next_token() -> u32 {
-    loop {
-        let t = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
-        if t != 0 {
-            return t;
-        }
-    }
-}
 
 impl IsmGroup for IsmLgr {
     fn id_word(&self) -> u32 {

@@ -3,6 +3,8 @@
 //! What a link group learned of its peer in the handshakes, kept for
 //! operators (see [`info`](super::info)).
 
+use crate::sys::bindings as b;
+use crate::sys::genl::GenlMessage;
 use crate::sys::sync::SpinLockBh;
 use kernel::prelude::*;
 
@@ -26,4 +28,16 @@ pub(crate) struct LgrAbout {
 /// A new, empty record for a link group's `about`.
 pub(crate) fn new_about() -> impl PinInit<SpinLockBh<LgrAbout>> {
     crate::sys::sync::new_spinlock_bh!(LgrAbout::default(), "LinkGroup::about")
+}
+
+impl LgrAbout {
+    /// The attributes of upstream's `SMC_NLA_LGR_*_V2_COMMON` nest for a
+    /// link group of SMC version `version` (`smc_nl_fill_lgr_v2_common`).
+    pub(crate) fn fill_v2_common(&self, m: &mut GenlMessage<'_>, version: u8) -> Result {
+        m.put_u8(b::SMC_NLA_LGR_V2_VER as u16, version)?;
+        m.put_u8(b::SMC_NLA_LGR_V2_REL as u16, self.peer_release)?;
+        m.put_u8(b::SMC_NLA_LGR_V2_OS as u16, self.peer_os)?;
+        m.put_str(b::SMC_NLA_LGR_V2_PEER_HOST as u16, &self.peer_hostname)?;
+        m.put_str(b::SMC_NLA_LGR_V2_NEG_EID as u16, &self.negotiated_eid)
+    }
 }

@@ -28,6 +28,7 @@ pub(crate) mod conntable;
 pub(crate) mod dellink;
 pub(crate) mod failover;
 pub(crate) mod flows;
+pub(crate) mod ids;
 pub(crate) mod info;
 pub(crate) mod inject;
 pub(crate) mod keepalive;

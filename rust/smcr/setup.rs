@@ -10,6 +10,7 @@
 
 use super::conn::{Conn, PeerRmb};
 use super::connbufs::buffers_under_conf;
+use super::ids::{new_lgr_id, next_token};
 use super::lgr::{LinkGroup, PENDING_ADD_LINK};
 use super::link::{Link, PeerLink, Role};
 use super::llc;
@@ -26,7 +27,7 @@ use crate::wire::clc::{
     valid_qp_mtu, DeclineReason, FirstContactExt, GidList, LocalInfo, MsgType, SmcrAcceptConfirm,
     OS_LINUX, SMC_FEATURE_MASK, SMC_RELEASE, SMC_V2,
 };
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 use kernel::sync::Arc;
 use kernel::types::ARef;
@@ -37,28 +38,6 @@ pub(crate) const DECL_NOSRVLINK: u32 = 0x030b_0000;
 const DECL_ERR_RDYLNK: u32 = 0x0999_0002;
 const DECL_ERR_REGBUF: u32 = 0x0999_0003;
 
-/// A new link group id: random, with the low-order byte of its host-order
-/// word zero, as upstream's ids (multiples of 256; operators' tools mask
-/// that byte, where upstream numbers the links).
-fn new_lgr_id() -> [u8; 4] {
-    let mut id = [0u8; 4];
-    random::fill(&mut id);
-    let word = u32::from_ne_bytes(id) & !0xff;
-    // Never 0: operators' tools read 0 as "no id given".
-    (if word == 0 { 0x100 } else { word }).to_ne_bytes()
-}
-
-/// Tokens name connections in CDC messages; never 0.
-static NEXT_TOKEN: AtomicU32 = AtomicU32::new(1);
-
-fn next_token() -> u32 {
-    loop {
-        let t = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
-        if t != 0 {
-            return t;
-        }
-    }
-}
 
 /// What the client answers in its CLC Confirm.
 pub(crate) struct ClientConn {

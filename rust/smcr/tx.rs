@@ -332,20 +332,8 @@ fn push_ism(conn: &Conn, peer: &Dmb) {
 /// including the urgent byte (a message of its own, nothing after it
 /// until the peer consumed it, as over SMC-R).
 fn next_ism_chunk(sh: &mut ConnShared) -> Option<Chunk> {
-    let mut len = sh.tx_copied - sh.tx_prod;
-    let mut urgent = false;
-    if let Some(p) = sh.urg_tx {
-        if sh.tx_prod > p {
-            if sh.tx_acked <= p {
-                return None;
-            }
-            sh.urg_tx = None;
-        } else if len >= p + 1 - sh.tx_prod {
-            len = p + 1 - sh.tx_prod;
-            urgent = true;
-        }
-    }
-    (len > 0).then_some(Chunk { len, urgent })
+    let len = sh.tx_copied - sh.tx_prod;
+    cut_at_urgent(sh, len)
 }
 
 /// The next piece of the send buffer to write.
@@ -370,10 +358,16 @@ fn next_chunk(conn: &Conn, sh: &mut ConnShared) -> Option<Chunk> {
         return None;
     }
     let off = sh.tx_prod % size;
-    let mut len = (sh.tx_copied - sh.tx_prod).min(peer_free).min(size - off);
-    // Urgent data: the byte ends a write of its own (the peer takes the
-    // last byte its CDC message announces), and nothing follows it until
-    // the peer consumed it (upstream's readers need that).
+    let len = (sh.tx_copied - sh.tx_prod).min(peer_free).min(size - off);
+    cut_at_urgent(sh, len)
+}
+
+/// The next `len` bytes to announce, cut after the urgent byte: it ends a
+/// write of its own (the peer takes the last byte a CDC message announces
+/// as urgent), and nothing follows it until the peer consumed it
+/// (upstream's readers need that); `None` while it waits for that.
+fn cut_at_urgent(sh: &mut ConnShared, len: u64) -> Option<Chunk> {
+    let mut len = len;
     let mut urgent = false;
     if let Some(p) = sh.urg_tx {
         if sh.tx_prod > p {
