@@ -39,28 +39,31 @@ no_groups_left() {
 }
 loopback_off() { sysctl -q -w net.smc.smcd_loopback=0; }
 
-# segs_within MAX CMD...: runs CMD; fails when it fails or TCP sent more
-# than MAX segments meanwhile.
-segs_within() {
-	local max=$1 before after
-	shift
+# segs_run CMD...: runs CMD; its TCP segments (sent by the host meanwhile)
+# in $segs.
+segs_run() {
+	local before rc=0
 	before=$(tcp_segs)
-	"$@" || return 1
-	after=$(tcp_segs)
-	echo "TCP segments sent: $((after - before)) (at most $max)"
-	[ $((after - before)) -le "$max" ]
+	"$@" || rc=1
+	segs=$(($(tcp_segs) - before))
+	echo "TCP segments sent: $segs"
+	return $rc
 }
 
-# segs_over MIN CMD...: runs CMD; fails when it fails or TCP sent MIN
-# segments or fewer meanwhile (the bytes went over TCP).
-segs_over() {
-	local min=$1 before after
+# segs_within MAX CMD...: CMD succeeds and TCP sent at most MAX segments
+# meanwhile (the bytes did not go over TCP).
+segs_within() {
+	local max=$1
 	shift
-	before=$(tcp_segs)
-	"$@" || return 1
-	after=$(tcp_segs)
-	echo "TCP segments sent: $((after - before)) (more than $min)"
-	[ $((after - before)) -gt "$min" ]
+	segs_run "$@" && [ "$segs" -le "$max" ]
+}
+
+# segs_over MIN CMD...: CMD succeeds and TCP sent more than MIN segments
+# meanwhile (the bytes went over TCP).
+segs_over() {
+	local min=$1
+	shift
+	segs_run "$@" && [ "$segs" -gt "$min" ]
 }
 
 # hold_two PORT DIR: two echo connections of 100000 bytes each, connected
