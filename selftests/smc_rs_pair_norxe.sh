@@ -23,8 +23,10 @@ step() {
 
 run_test "no RDMA device in VM $SMC_VM" no_rdma_device
 # VM 2 captures its link around both connections, for tshark to judge the
-# SYNs: upstream's client offers SMC (the option on its SYN, then a Decline
-# with NOSMCDEV), smc_rs's client has nothing to propose and does not.
+# SYNs: upstream's client offers SMC (the option on its SYN; its
+# loopback-ism, CONFIG_SMC_LO, with the bed's UEID gives it SMC-Dv2 to
+# propose, which a server on another host declines), smc_rs's client has
+# nothing to propose (net.smc.smcd_loopback is 0) and does not.
 pcap=$SMC_OUT/norxe-vm$SMC_VM.pcap
 [ "$SMC_VM" = 2 ] && run_test "dumpcap captures eth0 (VM 2)" capture_start eth0 "$pcap"
 step 7201 1 "no rxe: smc_rs server <- upstream AF_SMC client, 4 MiB"
@@ -46,8 +48,8 @@ if [ "$SMC_VM" = 2 ]; then
 		smc_option_absent "$pcap" 7202
 	run_test "upstream server counts the smc_rs client as PEERNOSMC (no option seen)" \
 		count_is Server PEER_NO_SMC 1
-	run_test "upstream client without RDMA device records NOSMCDEV" \
-		count_is Client NOSMCDEV 1
+	run_test "upstream client without RDMA device offers SMC-D (loopback-ism) and records the peer's decline" \
+		count_is Client PEERDECL 1
 else
 	run_test "smc_rs client without RDMA device records NOSMCDEV, as upstream's" \
 		count_is Client NOSMCDEV 1
