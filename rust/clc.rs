@@ -41,8 +41,6 @@ use crate::wire::clc::{
 const SMC_RELEASE_1: u8 = 1;
 use kernel::prelude::*;
 
-
-
 /// What a client can offer: an SMC-Rv2 device on the route to the peer,
 /// and the UEIDs (SMC-Rv2 needs at least one).
 struct Offer {
@@ -432,7 +430,6 @@ fn server_abort(sc: ServerConn) {
     // No other handshake waits for this one's link group after this.
     drop(sc.setup);
 }
-
 
 /// Runs the server side on a connection whose SYN carried the SMC option.
 ///

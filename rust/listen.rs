@@ -20,7 +20,6 @@
 use crate::clc::{server_handshake, ServerOutcome, CLC_WAIT_MS};
 use crate::smcr::conn::Conn;
 use crate::smcr::settle;
-use crate::stats::tech::{self, Dir, Tech};
 use crate::stats::{count, Event, Side};
 use crate::sys::errno::{EAGAIN, EINVAL};
 use crate::sys::listen::ListenHook;
@@ -53,11 +52,7 @@ impl Accepted {
     fn reset(self) {
         self.clcsock.abort();
         if let Some(c) = self.smcr {
-            let t = Tech::of(c.is_ism());
-            tech::buffer_given_back(c.waker.net(), t, Dir::Rx, c.rmb_alloc_size());
-            if !c.is_ism() {
-                tech::buffer_given_back(c.waker.net(), t, Dir::Tx, c.sndbuf_size());
-            }
+            c.count_buffers_given_back(c.waker.net());
             c.orphan();
             settle::abort(&c);
         }

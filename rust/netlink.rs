@@ -132,12 +132,9 @@ impl GenlFamily for SmcNetlink {
             b::SMC_NETLINK_GET_LGR_SMCR => smcr::dump_link_groups(dump, false),
             b::SMC_NETLINK_GET_LINK_SMCR => smcr::dump_link_groups(dump, true),
             b::SMC_NETLINK_GET_DEV_SMCR => smcr::dump_devices(dump),
-            // No ISM (SMC-D) device can exist here: empty, as upstream's
-            // without one.
             b::SMC_NETLINK_GET_LGR_SMCD => smcd::dump_link_groups(dump),
+            // Upstream does not list its loopback device: empty.
             b::SMC_NETLINK_GET_DEV_SMCD => Ok(()),
-            // Without an SMC-Dv2 (ISM) device there is no system EID: one
-            // message without attributes, as upstream's.
             // The loopback ISM device makes SMC-Dv2 possible, as
             // upstream's with `CONFIG_SMC_LO`: the system EID is shown, all
             // zero off s390, and disabled there (it cannot be enabled).
@@ -164,8 +161,8 @@ impl GenlFamily for SmcNetlink {
             }),
             b::SMC_NETLINK_GET_STATS => {
                 let errors = stats::handshake_errors(dump.net());
-                let smcr = stats::smcr_v2_connections(dump.net());
-                let smcd = stats::smcd_v2_connections(dump.net());
+                let smcr = stats::v2_connections(dump.net(), Tech::Smcr);
+                let smcd = stats::v2_connections(dump.net(), Tech::Smcd);
                 let tech = (
                     stats::tech::snapshot(dump.net(), Tech::Smcd),
                     stats::tech::snapshot(dump.net(), Tech::Smcr),

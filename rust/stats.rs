@@ -13,6 +13,7 @@ use crate::sys::sync::{new_spinlock_bh, SpinLockBh};
 use crate::wire::clc::DeclineReason;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kernel::prelude::*;
+use tech::Tech;
 
 /// Which end of the connection a counter is about.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -120,24 +121,14 @@ pub(crate) fn handshake_errors(net: &Net) -> (u64, u64) {
     .unwrap_or((0, 0))
 }
 
-/// `net`'s SMC-Rv2 connections, client then server.
-pub(crate) fn smcr_v2_connections(net: &Net) -> (u64, u64) {
+/// `net`'s v2 connections over `tech`, client then server.
+pub(crate) fn v2_connections(net: &Net, tech: Tech) -> (u64, u64) {
     crate::sys::pernet::with::<NetStats, _>(net, |s| {
-        (
-            s.client.smcr_v2.load(Ordering::Relaxed),
-            s.server.smcr_v2.load(Ordering::Relaxed),
-        )
-    })
-    .unwrap_or((0, 0))
-}
-
-/// `net`'s SMC-Dv2 connections, client then server.
-pub(crate) fn smcd_v2_connections(net: &Net) -> (u64, u64) {
-    crate::sys::pernet::with::<NetStats, _>(net, |s| {
-        (
-            s.client.smcd_v2.load(Ordering::Relaxed),
-            s.server.smcd_v2.load(Ordering::Relaxed),
-        )
+        let of = |side: &SideStats| match tech {
+            Tech::Smcr => side.smcr_v2.load(Ordering::Relaxed),
+            Tech::Smcd => side.smcd_v2.load(Ordering::Relaxed),
+        };
+        (of(&s.client), of(&s.server))
     })
     .unwrap_or((0, 0))
 }

@@ -9,7 +9,7 @@ use super::sock::{smcr_locked, Guard, Sock};
 use crate::smcr::close::{self, Deferred};
 use crate::smcr::conn::Conn;
 use crate::smcr::{rx, settle, tx};
-use crate::stats::tech::{self, Dir, Special, Tech};
+use crate::stats::tech::{self, Dir, Special};
 use crate::sys::args::{MsgHdr, SockoptIn};
 use crate::sys::bindings as b;
 use crate::sys::errno::EINVAL;
@@ -37,7 +37,7 @@ pub(super) fn sendmsg(
     let net = sk.net();
     tx::count_oversized(conn, net, len);
     if urgent {
-        tech::special(net, Tech::of(conn.is_ism()), Special::Urgent);
+        tech::special(net, conn.tech(), Special::Urgent);
     }
     let r = tx::send(
         conn,
@@ -50,7 +50,7 @@ pub(super) fn sendmsg(
         |ready| st.wait_exclusive(clcsock, &mut timeo, ready),
     );
     st.set_sk_state(conn.sk_state());
-    tech::payload(net, Tech::of(conn.is_ism()), Dir::Tx, len, r.as_ref().ok().copied());
+    tech::payload(net, conn.tech(), Dir::Tx, len, r.as_ref().ok().copied());
     match r {
         Ok(n) => Ok(n as i32),
         Err(e) => Err(sk.stream_error(flags, e)),
@@ -78,10 +78,10 @@ pub(super) fn recvmsg(
     if flags & b::MSG_OOB != 0 {
         let r = rx::recv_urgent(conn, &mut msg, len, peek, inline);
         if r.is_ok() {
-            tech::special(net, Tech::of(conn.is_ism()), Special::Urgent);
+            tech::special(net, conn.tech(), Special::Urgent);
         }
         let got = r.as_ref().ok().copied();
-        tech::payload(net, Tech::of(conn.is_ism()), Dir::Rx, got.unwrap_or(0), got);
+        tech::payload(net, conn.tech(), Dir::Rx, got.unwrap_or(0), got);
         return Ok(r? as i32);
     }
     rx::count_reader_meets(conn, net, len);
@@ -97,7 +97,7 @@ pub(super) fn recvmsg(
     );
     st.set_sk_state(conn.sk_state());
     let got = r.as_ref().ok().copied();
-    tech::payload(net, Tech::of(conn.is_ism()), Dir::Rx, got.unwrap_or(0), got);
+    tech::payload(net, conn.tech(), Dir::Rx, got.unwrap_or(0), got);
     Ok(r? as i32)
 }
 
@@ -113,7 +113,7 @@ pub(super) fn count_tcp_option(sock: &Sock<'_>, name: i32, val: SockoptIn<'_>) {
         _ => return,
     };
     if let Some((conn, _)) = smcr_locked(sock) {
-        tech::special(sock.sk().net(), Tech::of(conn.is_ism()), call);
+        tech::special(sock.sk().net(), conn.tech(), call);
     }
 }
 
@@ -234,12 +234,7 @@ pub(super) fn release(sock: &Sock<'_>, st: &mut Guard<'_>, conn: Arc<Conn>) {
     }
     // The connection holds its buffers no longer (upstream counts that
     // when it frees the connection).
-    let t = Tech::of(conn.is_ism());
-    tech::buffer_given_back(sk.net(), t, Dir::Rx, conn.rmb_alloc_size());
-    // An SMC-D send buffer is the peer's DMB: none was taken.
-    if !conn.is_ism() {
-        tech::buffer_given_back(sk.net(), t, Dir::Tx, conn.sndbuf_size());
-    }
+    conn.count_buffers_given_back(sk.net());
     conn.orphan();
     settle::settle(&conn);
     finish(sock, &conn, d);

@@ -7,14 +7,12 @@
 
 use crate::smcd::lgr::IsmLgr;
 use crate::smcd::lo;
+use crate::smcr::info::LGR_SMC_VERSION;
 use crate::sys::bindings as b;
 use crate::sys::genl::{GenlDump, GenlFamily, GenlMessage};
 use core::ffi::c_long;
 use kernel::prelude::*;
 use kernel::sync::Arc;
-
-/// The SMC version of every link group here.
-const SMC_V2: u8 = 2;
 
 /// `SMC_NETLINK_GET_LGR_SMCD`: one message per link group of the host
 /// (upstream lists every namespace's). The cursor's first word is the
@@ -56,5 +54,5 @@ fn fill_lgr(m: &mut GenlMessage<'_>, lgr: &Arc<IsmLgr>) -> Result {
     m.put_uint(b::SMC_NLA_LGR_D_DMB_ALLOC as u16, lgr.dmb_bytes())?;
     // The loopback device has no PNETID.
     m.put_str(b::SMC_NLA_LGR_D_PNETID as u16, &[])?;
-    m.nest(b::SMC_NLA_LGR_D_V2_COMMON as u16, |m| about.fill_v2_common(m, SMC_V2))
+    m.nest(b::SMC_NLA_LGR_D_V2_COMMON as u16, |m| about.fill_v2_common(m, LGR_SMC_VERSION))
 }

@@ -53,9 +53,9 @@ impl IsmConns {
         self.tree.values().map(|c| u64::from(c.rmb_alloc_size())).sum()
     }
 
-    /// Takes out one connection `pick` chooses, if any.
-    pub(crate) fn take_one(&mut self, pick: impl Fn(&Conn) -> bool) -> Option<Arc<Conn>> {
-        let token = self.tree.iter().find(|(_, c)| pick(c)).map(|(t, _)| *t)?;
+    /// Takes out one connection, if any is left.
+    pub(crate) fn take_any(&mut self) -> Option<Arc<Conn>> {
+        let token = self.tree.iter().next().map(|(t, _)| *t)?;
         self.remove(token)
     }
 }

@@ -5,7 +5,8 @@
 //! peer attaches it by that token and writes its bytes straight into it
 //! (the peer's send buffer *is* this memory: one copy per byte), then
 //! signals it with a CDC message, which the device hands to the DMB's
-//! owner (the connection) in the order it was sent.
+//! owner (the connection) in the order it was sent. Both ends are this
+//! module: the message goes as the parsed value, never encoded.
 //!
 //! Ownership: the memory is an `Arc`, held by the owner's connection and by
 //! every peer attached, so it lives as long as either can still write or
@@ -22,13 +23,10 @@
 use crate::sys::errno::ENOSPC;
 use crate::sys::ib::buf::BufMem;
 use crate::sys::sync::{new_spinlock_bh, SpinLockBh};
-use crate::wire::cdc::CDC_LEN;
+use crate::wire::cdc::CdcMsg;
 use crate::wire::clc::SmcdGid;
 use kernel::prelude::*;
 use kernel::sync::Arc;
-
-/// A CDC message as the peer encoded it.
-pub(crate) type CdcBytes = [u8; CDC_LEN];
 
 /// Messages queued for a DMB at most: more than the senders of one
 /// connection can queue between two drains (each sender drains after it
@@ -40,14 +38,15 @@ pub(crate) trait DmbOwner: Send + Sync {
     /// A CDC message for the connection, in the order the peer sent them;
     /// called with the DMB's `owner` lock held, from the sender's context
     /// (process context, no lock of the sender's held).
-    fn cdc_arrived(&self, msg: &CdcBytes);
+    fn cdc_arrived(&self, msg: &CdcMsg);
 }
 
 /// The SMC-D link group of a connection, as the connection sees it.
 pub(crate) trait IsmGroup: Send + Sync {
-    /// A connection of the group is finished (closed, its socket gone):
-    /// the group lets it go. Process context.
-    fn conn_finished(&self);
+    /// The connection with `token` is finished (closed, its socket gone,
+    /// see [`Conn::finished`](crate::smcr::conn::Conn::finished)): the
+    /// group lets it go. Process context.
+    fn conn_finished(&self, token: u32);
 
     /// The group's id as a host word (upstream's `*(u32 *)lgr->id`).
     fn id_word(&self) -> u32;
@@ -58,13 +57,13 @@ pub(crate) trait IsmGroup: Send + Sync {
 
 /// CDC messages sent and not yet applied, oldest first.
 struct Queue {
-    msgs: [CdcBytes; QUEUE_LEN],
+    msgs: [CdcMsg; QUEUE_LEN],
     head: usize,
     len: usize,
 }
 
 impl Queue {
-    fn push(&mut self, msg: &CdcBytes) -> Result {
+    fn push(&mut self, msg: &CdcMsg) -> Result {
         if self.len == QUEUE_LEN {
             return Err(ENOSPC.into());
         }
@@ -76,7 +75,7 @@ impl Queue {
         Ok(())
     }
 
-    fn pop(&mut self) -> Option<CdcBytes> {
+    fn pop(&mut self) -> Option<CdcMsg> {
         if self.len == 0 {
             return None;
         }
@@ -112,7 +111,7 @@ impl Dmb {
                 mem,
                 queue <- new_spinlock_bh!(
                     Queue {
-                        msgs: [[0u8; CDC_LEN]; QUEUE_LEN],
+                        msgs: [CdcMsg::default(); QUEUE_LEN],
                         head: 0,
                         len: 0,
                     },
@@ -146,7 +145,7 @@ impl Dmb {
     /// order it numbered them). [`kick`](Self::kick) delivers it.
     /// `ENOSPC` when the queue is full (cannot be while every sender
     /// kicks after it queued).
-    pub(crate) fn signal(&self, msg: &CdcBytes) -> Result {
+    pub(crate) fn signal(&self, msg: &CdcMsg) -> Result {
         self.queue.lock().push(msg)
     }
 

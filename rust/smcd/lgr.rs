@@ -20,7 +20,7 @@
 //! `conns`.
 
 use super::conns::IsmConns;
-use super::dmb::{CdcBytes, Dmb, DmbOwner, IsmGroup};
+use super::dmb::{Dmb, DmbOwner, IsmGroup};
 use super::lo::{self, Loopback, LoopbackDevice};
 use crate::smcr::about::{new_about, LgrAbout};
 use crate::smcr::cdc;
@@ -34,6 +34,7 @@ use crate::sys::print::smc_dbg;
 use crate::sys::sync::{RcuPointer, SpinLockBh};
 use crate::sys::tcp::TcpSock;
 use crate::wire::bufsize;
+use crate::wire::cdc::CdcMsg;
 use crate::wire::clc::SmcdGid;
 use kernel::prelude::*;
 use kernel::sync::{new_mutex, Arc, Mutex};
@@ -82,7 +83,6 @@ impl IsmLgr {
     }
 }
 
-
 impl IsmGroup for IsmLgr {
     fn id_word(&self) -> u32 {
         IsmLgr::id_word(self)
@@ -92,10 +92,11 @@ impl IsmGroup for IsmLgr {
         self.peer_gid
     }
 
-    fn conn_finished(&self) {
-        loop {
-            let done = self.conns.lock().take_one(|c| c.finished());
-            let Some(c) = done else { break };
+    fn conn_finished(&self, token: u32) {
+        // Only its own settling finds a connection finished: the group
+        // looks at that one alone, not at all of them.
+        let done = self.conns.lock().remove(token);
+        if let Some(c) = done {
             end_conn(&c);
         }
         if let Some(all) = registry() {
@@ -120,11 +121,9 @@ fn end_conn(conn: &Conn) {
 struct IsmRx(Arc<Conn>);
 
 impl DmbOwner for IsmRx {
-    fn cdc_arrived(&self, msg: &CdcBytes) {
+    fn cdc_arrived(&self, msg: &CdcMsg) {
         let conn = &self.0;
-        let Some(a) = cdc::received_ism(conn, msg) else {
-            return;
-        };
+        let a = cdc::apply(conn, msg);
         // Sending from here would signal the peer under this DMB's lock:
         // what sends goes to the connection's work item.
         if a.settle.is_some() || a.push || a.update_consumer {
@@ -230,7 +229,7 @@ impl IsmLgrs {
         let lgrs = core::mem::take(&mut *self.lgrs.lock());
         for l in lgrs.iter() {
             loop {
-                let c = l.conns.lock().take_one(|_| true);
+                let c = l.conns.lock().take_any();
                 let Some(c) = c else { break };
                 end_conn(&c);
             }
@@ -392,7 +391,7 @@ pub(crate) fn attach(dev: &Loopback, conn: &Conn, token: u64, class: u8) -> Resu
 /// The handshake failed after `nc` was made: the connection goes, its
 /// DMB with it.
 pub(crate) fn abort_conn(nc: NewConn) {
-    tech::buffer_given_back(nc.conn.waker.net(), Tech::Smcd, Dir::Rx, nc.conn.rmb_alloc_size());
+    nc.conn.count_buffers_given_back(nc.conn.waker.net());
     let removed = nc.lgr.conns.lock().remove(nc.conn.token);
     end_conn(&nc.conn);
     drop(removed);

@@ -11,7 +11,7 @@
 //! [`super::dmb`]), whatever the table here says.
 
 use super::dmb::Dmb;
-use crate::sys::errno::{EEXIST, ENOENT, ENOSPC};
+use crate::sys::errno::{ENOENT, ENOSPC};
 use crate::sys::random;
 use crate::sys::sync::RcuPointer;
 use crate::wire::clc::{SmcdGid, LOOPBACK_CHID};
@@ -86,10 +86,8 @@ impl Loopback {
                 break token;
             }
         };
+        // The table's lock is held since the token was found unused.
         let dmb = Dmb::new(token, size)?;
-        if t.dmbs.get(&token).is_some() {
-            return Err(EEXIST.into());
-        }
         t.dmbs
             .try_create_and_insert(token, dmb.clone(), GFP_KERNEL)?;
         t.count += 1;

@@ -4,19 +4,18 @@
 //! they announce and received in the completion handler.
 
 use super::close::{self, Deferred};
-use super::conn::{cursor_of, Conn, ConnShared, Path, UrgentRx};
+use super::conn::{cursor_of, Conn, ConnShared, UrgentRx};
 use super::conntable::ConnTable;
 use super::inject;
 use super::link::Link;
 use super::rejects::{self, Reject};
-use crate::smcd::dmb::{CdcBytes, Dmb};
+use crate::smcd::dmb::Dmb;
 use crate::sys::errno::{ECONNABORTED, ECONNRESET, ENOLINK};
 use crate::sys::sync::SpinLockBh;
 use crate::wire::bufsize::rmb_wnd_update_limit;
 use crate::wire::cdc::{seq_before, CdcMsg, ProducerFlags, CDC_LEN};
 use crate::wire::close::CloseEvent;
-use crate::wire::cursor::{peer_consumer_advance, peer_producer_advance, CursorError};
-use crate::wire::cursor::ism_tx_fin;
+use crate::wire::cursor::{ism_tx_fin, peer_consumer_advance, peer_producer_advance, CursorError};
 use crate::wire::lgr_links::resume_from_delivered;
 use kernel::prelude::*;
 use kernel::sync::Arc;
@@ -52,19 +51,6 @@ pub(crate) fn received(
     }
 }
 
-/// Takes a CDC message the peer of an SMC-D connection signalled (its
-/// DMB's owner is `conn`: no token to look up). `None` when it is
-/// malformed (dropped and counted).
-pub(crate) fn received_ism(conn: &Arc<Conn>, msg: &CdcBytes) -> Option<Arrival> {
-    match CdcMsg::parse(msg) {
-        Ok(cdc) => Some(apply(conn, &cdc)),
-        Err(e) => {
-            rejects::count(Reject::CdcMalformed, format_args!("SMC-D: {:?}", e));
-            None
-        }
-    }
-}
-
 /// What a CDC message leaves to do for its connection once its lock is
 /// dropped, in this order.
 #[derive(Clone, Copy, Debug, Default)]
@@ -83,8 +69,10 @@ pub(crate) struct Arrival {
     pub(crate) wake: bool,
 }
 
-/// Applies a parsed message to its connection.
-fn apply(conn: &Arc<Conn>, cdc: &CdcMsg) -> Arrival {
+/// Applies a parsed message to its connection (over SMC-D, as the peer
+/// signalled it: its DMB's owner is `conn`, no token to look up; its
+/// cursors are checked as any peer's).
+pub(crate) fn apply(conn: &Arc<Conn>, cdc: &CdcMsg) -> Arrival {
     let mut sh = conn.shared.lock();
     if cdc.prod_flags.failover_validation {
         // The peer moved the connection to another link and names the
@@ -333,10 +321,7 @@ pub(crate) fn signal_locked(
     sh: &mut ConnShared,
     flags: ProducerFlags,
 ) -> Result {
-    let msg = next_msg(conn, sh, flags);
-    let mut buf = [0u8; CDC_LEN];
-    msg.encode(&mut buf).map_err(|_| ECONNABORTED)?;
-    peer.signal(&buf)?;
+    peer.signal(&next_msg(conn, sh, flags))?;
     mark_sent(sh);
     Ok(())
 }
@@ -363,10 +348,8 @@ pub(crate) fn consumer_update_due(conn: &Conn, sh: &ConnShared) -> bool {
 pub(crate) fn update_consumer(conn: &Conn) {
     // Before queueing: the queue may be served before this returns.
     conn.shared.lock().rx_cons_wanted = true;
-    let link = match conn.path() {
-        Path::Link(link) => link,
-        Path::Ism(p) => {
-            let Some(peer) = p.peer else { return };
+    if conn.is_ism() {
+        if let Some(peer) = conn.peer_dmb() {
             let sent = {
                 let mut sh = conn.shared.lock();
                 sh.error.is_none() && signal_locked(conn, &peer, &mut sh, ProducerFlags::default()).is_ok()
@@ -374,9 +357,10 @@ pub(crate) fn update_consumer(conn: &Conn) {
             if sent {
                 peer.kick();
             }
-            return;
         }
-    };
+        return;
+    }
+    let Ok(link) = conn.link() else { return };
     if let Ok(Some(slot)) = link.get_slot_or_queue(conn.token) {
         if post(conn, &link, slot, ProducerFlags::default(), |_| {}).is_err() {
             link.put_slot(slot);

@@ -14,6 +14,8 @@ use super::peerkeys::PeerKeys;
 pub(crate) use super::path::{ConnBuf, IsmPath, Path};
 use super::path::DMB_HEADER;
 use crate::smcd::dmb::Dmb;
+use crate::stats::tech::{self, Dir, Tech};
+use crate::sys::net::Net;
 use crate::sys::errno::{ECONNRESET, ENOLINK};
 use crate::sys::sync::{new_spinlock_bh, SpinLockBh};
 use crate::sys::tcp::TcpSock;
@@ -307,6 +309,35 @@ impl Conn {
     /// Whether this is an SMC-D connection.
     pub(crate) fn is_ism(&self) -> bool {
         self.ism
+    }
+
+    /// The technology whose statistics count the connection.
+    pub(crate) fn tech(&self) -> Tech {
+        if self.ism {
+            Tech::Smcd
+        } else {
+            Tech::Smcr
+        }
+    }
+
+    /// The peer's DMB an SMC-D connection writes into and signals, once
+    /// the handshake named it (`None` for SMC-R).
+    pub(crate) fn peer_dmb(&self) -> Option<Arc<Dmb>> {
+        match &*self.link.lock() {
+            Path::Ism(p) => p.peer.clone(),
+            Path::Link(_) => None,
+        }
+    }
+
+    /// Counts the connection's buffers as given back (upstream counts that
+    /// when it frees the connection): an SMC-D connection took its DMB
+    /// only (its send buffer is the peer's).
+    pub(crate) fn count_buffers_given_back(&self, net: &Net) {
+        let t = self.tech();
+        tech::buffer_given_back(net, t, Dir::Rx, self.rmb_alloc_size());
+        if !self.ism {
+            tech::buffer_given_back(net, t, Dir::Tx, self.sndbuf_size());
+        }
     }
 
     /// Whether the connection sends on `link` (a failover moves it).

@@ -12,7 +12,7 @@
 
 use super::cdc;
 use super::conn::{Conn, ConnShared};
-use crate::stats::tech::{self, BufferEvent, Dir, Tech};
+use crate::stats::tech::{self, BufferEvent, Dir};
 use crate::sys::args::MsgHdr;
 use crate::sys::bindings as b;
 use crate::sys::errno::{EAGAIN, ECONNRESET, EINVAL};
@@ -112,10 +112,10 @@ pub(crate) fn count_reader_meets(conn: &Conn, net: &Net, len: usize) {
         sh.rx_prod.saturating_sub(sh.rx_cons)
     };
     if readable >= u64::from(conn.rmb_size()) {
-        tech::buffer_event(net, Tech::of(conn.is_ism()), Dir::Rx, BufferEvent::Full);
+        tech::buffer_event(net, conn.tech(), Dir::Rx, BufferEvent::Full);
     }
     if (len as u64) < readable {
-        tech::buffer_event(net, Tech::of(conn.is_ism()), Dir::Rx, BufferEvent::SizeSmall);
+        tech::buffer_event(net, conn.tech(), Dir::Rx, BufferEvent::SizeSmall);
     }
 }
 

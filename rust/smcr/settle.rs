@@ -37,7 +37,7 @@ pub(crate) fn settle(conn: &Arc<Conn>) {
                     owner.conn_finished();
                 }
             }
-            Path::Ism(p) => p.group.conn_finished(),
+            Path::Ism(p) => p.group.conn_finished(conn.token),
         }
     }
 }

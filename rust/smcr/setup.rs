@@ -38,7 +38,6 @@ pub(crate) const DECL_NOSRVLINK: u32 = 0x030b_0000;
 const DECL_ERR_RDYLNK: u32 = 0x0999_0002;
 const DECL_ERR_REGBUF: u32 = 0x0999_0003;
 
-
 /// What the client answers in its CLC Confirm.
 pub(crate) struct ClientConn {
     pub(crate) lgr: Arc<LinkGroup>,

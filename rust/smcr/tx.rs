@@ -13,10 +13,10 @@
 use super::bufs::LgrBuf;
 use super::cdc;
 use super::close;
-use super::conn::{Conn, ConnShared, Path};
+use super::conn::{Conn, ConnShared};
 use super::link::Link;
 use crate::smcd::dmb::Dmb;
-use crate::stats::tech::{self, BufferEvent, Dir, Tech};
+use crate::stats::tech::{self, BufferEvent, Dir};
 use crate::sys::args::MsgHdr;
 use crate::sys::errno::{EAGAIN, ECONNRESET, EINTR, ENOLINK, EPIPE};
 use crate::sys::ib::mr::RegisteredBuf;
@@ -24,7 +24,6 @@ use crate::sys::net::Net;
 use crate::sys::print::smc_dbg;
 use crate::wire::cdc::ProducerFlags;
 use crate::wire::close::CloseEvent;
-use crate::wire::cursor::ism_tx_fin;
 use kernel::error::code::ERESTARTSYS;
 use kernel::prelude::*;
 use kernel::sync::Arc;
@@ -99,7 +98,7 @@ pub(crate) fn send(
         if free == 0 {
             if !was_full {
                 was_full = true;
-                tech::buffer_event(conn.waker.net(), Tech::of(conn.is_ism()), Dir::Tx, BufferEvent::Full);
+                tech::buffer_event(conn.waker.net(), conn.tech(), Dir::Tx, BufferEvent::Full);
             }
             if nonblock {
                 break;
@@ -123,7 +122,7 @@ pub(crate) fn send(
         sent += n;
         if !corked(conn, more && sent == len, nodelay) {
             if peer_full(conn) {
-                tech::buffer_event(conn.waker.net(), Tech::of(conn.is_ism()), Dir::Tx, BufferEvent::FullPeer);
+                tech::buffer_event(conn.waker.net(), conn.tech(), Dir::Tx, BufferEvent::FullPeer);
             }
             push(conn);
         }
@@ -145,10 +144,10 @@ fn peer_full(conn: &Conn) -> bool {
 pub(crate) fn count_oversized(conn: &Conn, net: &Net, len: usize) {
     let peer = u64::from(conn.shared.lock().peer.size);
     if len as u64 > u64::from(conn.sndbuf_size()) {
-        tech::buffer_event(net, Tech::of(conn.is_ism()), Dir::Tx, BufferEvent::SizeSmall);
+        tech::buffer_event(net, conn.tech(), Dir::Tx, BufferEvent::SizeSmall);
     }
     if len as u64 > peer {
-        tech::buffer_event(net, Tech::of(conn.is_ism()), Dir::Tx, BufferEvent::SizeSmallPeer);
+        tech::buffer_event(net, conn.tech(), Dir::Tx, BufferEvent::SizeSmallPeer);
     }
 }
 
@@ -161,6 +160,9 @@ pub(crate) fn count_oversized(conn: &Conn, net: &Net, len: usize) {
 /// waits with nothing in flight.
 /// SMC-D has nothing in flight: its bytes are in the peer's RMB already.
 fn corked(conn: &Conn, more: bool, nodelay: bool) -> bool {
+    if conn.is_ism() {
+        return false;
+    }
     let Ok(link) = conn.link() else {
         return false;
     };
@@ -203,15 +205,14 @@ fn copy_in(conn: &Conn, msg: &mut MsgHdr<'_>, n: usize, urgent_at: Option<usize>
 /// A connection that waits for a slot is pushed again when one completes.
 pub(crate) fn push(conn: &Conn) {
     let urgent_before = conn.shared.lock().urg_tx.is_some();
-    match conn.path() {
+    if conn.is_ism() {
+        if let Some(peer) = conn.peer_dmb() {
+            push_ism(conn, &peer);
+        }
+    } else {
         // A failover between taking the link and the cursors (see
         // `push_on_link`) is rare; each try sees the move that ended it.
-        Path::Link(_) => while !push_on_link(conn) {},
-        Path::Ism(p) => {
-            if let Some(peer) = p.peer {
-                push_ism(conn, &peer);
-            }
-        }
+        while !push_on_link(conn) {}
     }
     // A sender of urgent data waits for the last urgent byte to be gone.
     if urgent_before && conn.shared.lock().urg_tx.is_none() {
@@ -265,17 +266,10 @@ fn push_on_link(conn: &Conn) -> bool {
             }
         }
     }
-    // What a reader or the close machine could not send for want of a
-    // free slot (the connection queued for one) goes now, unless a data
-    // write above carried it: the consumer cursor while it is due, both
-    // cursors once after a move to another link, and new connection state
-    // flags once the bytes before them are written (an
-    // abort at once). A link that is down takes them with it; the
-    // clcsock's reset tells the peer then.
-    let flags_due = sh.sent_state != sh.announced_state
-        && (sh.tx_copied == sh.tx_prod || sh.sent_state.peer_conn_abort);
-    let cursors_due = sh.cursors_due || cdc::consumer_update_due(conn, &sh);
-    if flags_due || (sh.error.is_none() && cursors_due) {
+    // What waited for a free slot (the connection queued for one) goes
+    // now, unless a data write above carried it. A link that is down
+    // takes it with it; the clcsock's reset tells the peer then.
+    if control_due(conn, &sh) {
         if let Ok(Some(slot)) = link.get_slot_or_queue(conn.token) {
             if cdc::post_locked(conn, &link, &mut sh, slot, ProducerFlags::default()).is_err() {
                 link.put_slot(slot);
@@ -294,12 +288,14 @@ fn push_ism(conn: &Conn, peer: &Dmb) {
     {
         let mut sh = conn.shared.lock();
         while sh.error.is_none() && !sh.peer_state.any_close() && sh.tx_copied > sh.tx_prod {
-            let Some(chunk) = next_ism_chunk(&mut sh) else {
+            // Every byte copied is in the peer's DMB: all of it goes,
+            // but for the urgent cut.
+            let waiting = sh.tx_copied - sh.tx_prod;
+            let Some(chunk) = cut_at_urgent(&mut sh, waiting) else {
                 break;
             };
             sh.tx_prod += chunk.len;
             sh.tx_prod_high = sh.tx_prod;
-            sh.tx_fin = ism_tx_fin(sh.tx_fin, sh.tx_prod, sh.tx_acked);
             if sh.tx_prod == sh.tx_copied {
                 let _ = close::event(&mut sh, CloseEvent::TxFlushed);
             }
@@ -314,10 +310,7 @@ fn push_ism(conn: &Conn, peer: &Dmb) {
             }
             signalled = true;
         }
-        let flags_due = sh.sent_state != sh.announced_state
-            && (sh.tx_copied == sh.tx_prod || sh.sent_state.peer_conn_abort);
-        let cursors_due = sh.cursors_due || cdc::consumer_update_due(conn, &sh);
-        if (flags_due || (sh.error.is_none() && cursors_due))
+        if control_due(conn, &sh)
             && cdc::signal_locked(conn, peer, &mut sh, ProducerFlags::default()).is_ok()
         {
             signalled = true;
@@ -328,12 +321,16 @@ fn push_ism(conn: &Conn, peer: &Dmb) {
     }
 }
 
-/// What the next SMC-D announcement covers: all that waits, up to and
-/// including the urgent byte (a message of its own, nothing after it
-/// until the peer consumed it, as over SMC-R).
-fn next_ism_chunk(sh: &mut ConnShared) -> Option<Chunk> {
-    let len = sh.tx_copied - sh.tx_prod;
-    cut_at_urgent(sh, len)
+/// Whether a CDC message without new data is due after a push: what a
+/// reader or the close machine could not send (the consumer cursor while
+/// it is due, both cursors once after a move to another link) and new
+/// connection state flags once the bytes before them are written (an
+/// abort at once).
+fn control_due(conn: &Conn, sh: &ConnShared) -> bool {
+    let flags_due = sh.sent_state != sh.announced_state
+        && (sh.tx_copied == sh.tx_prod || sh.sent_state.peer_conn_abort);
+    let cursors_due = sh.cursors_due || cdc::consumer_update_due(conn, sh);
+    flags_due || (sh.error.is_none() && cursors_due)
 }
 
 /// The next piece of the send buffer to write.

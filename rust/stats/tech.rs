@@ -75,15 +75,6 @@ pub(crate) enum Tech {
 }
 
 impl Tech {
-    /// SMC-D for a connection over the loopback device (`ism`), else SMC-R.
-    pub(crate) fn of(ism: bool) -> Self {
-        if ism {
-            Tech::Smcd
-        } else {
-            Tech::Smcr
-        }
-    }
-
     /// Where its block of counters starts.
     fn base(self) -> usize {
         match self {
