@@ -52,9 +52,7 @@ impl Accepted {
     fn reset(self) {
         self.clcsock.abort();
         if let Some(c) = self.smcr {
-            c.count_buffers_given_back(c.waker.net());
-            c.orphan();
-            settle::abort(&c);
+            settle::abandon(&c);
         }
     }
 }
@@ -436,8 +434,9 @@ fn finish_handshake<S: ListenSocket>(
     let net = sk.net();
     let mut st = sk.lock();
     let Some(l) = S::listener(&mut st) else {
-        // The listener closed and aborted this connection; it is released
-        // with `child`.
+        // The listener closed and aborted this connection (the handshake
+        // may have finished meanwhile).
+        abandon(child, outcome);
         return;
     };
     let Some(slot) = l
@@ -446,7 +445,7 @@ fn finish_handshake<S: ListenSocket>(
         .find(|h| h.as_ref().is_some_and(|h| core::ptr::eq(&**h, child.sk())))
     else {
         // Started by an earlier listen() of this socket, which was stopped.
-        child.abort();
+        abandon(child, outcome);
         return;
     };
     drop(slot.take());
@@ -500,6 +499,24 @@ fn finish_handshake<S: ListenSocket>(
     // One waiter in accept() and every poller; SIGIO for O_ASYNC.
     l.hook.wake_one();
     sk.signal_readable();
+}
+
+/// Drops a handshake's connection whose listener is gone, as its accept
+/// queue's: the clcsock is reset and an SMC connection it made is aborted
+/// and let go (else its link group would keep it, and its peer's end,
+/// waiting for a close that never comes).
+fn abandon(child: KernelSocket, outcome: ServerOutcome) {
+    let smcr = match outcome {
+        ServerOutcome::Smcr(conn) => Some(conn),
+        ServerOutcome::Fallback { .. } | ServerOutcome::Abort(_) => None,
+    };
+    Accepted {
+        clcsock: child,
+        reason: DeclineReason::PeerNoSmc,
+        peer_diagnosis: 0,
+        smcr,
+    }
+    .reset();
 }
 
 /// `accept()` on a listening socket: the next finished connection, waiting

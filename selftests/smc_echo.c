@@ -23,8 +23,10 @@
  * connects are in flight at once. Exit status 0 on success.
  * "hold" keeps a listening socket open until stdin is closed or a signal
  * arrives (for unload tests). "churn" starts CONNS clients against a listener
- * that closes without accepting any while their handshakes are under way;
- * every client must end (connected then reset, or refused) within 30 s. With -x, the server plays a hostile peer: a
+ * that closes without accepting any once half of them connected (or after
+ * 2 s), while the others' handshakes are under way and the server may still
+ * be finishing those of the last ones; every client must end (connected
+ * then reset, or refused) within 30 s. With -x, the server plays a hostile peer: a
  * connection that starts with a CLC proposal is answered with HOSTILE bytes
  * (garbage, truncated, oversized, badversion, badlength, decline,
  * syncdecline: a decline that says the link groups are out of sync, and
@@ -501,7 +503,7 @@ static int hold(void)
 	return 0;
 }
 
-static int churn_failed;
+static int churn_failed, churn_connected;
 
 static void *churn_client(void *arg)
 {
@@ -513,10 +515,13 @@ static void *churn_client(void *arg)
 
 	if (fd < 0)
 		return NULL;
-	if (connect(fd, (struct sockaddr *)ss, sl))
+	if (connect(fd, (struct sockaddr *)ss, sl)) {
 		__atomic_fetch_add(&churn_failed, 1, __ATOMIC_RELAXED);
-	else if (send(fd, &c, 1, MSG_NOSIGNAL) == 1)
-		recv(fd, &c, 1, 0);
+	} else {
+		__atomic_fetch_add(&churn_connected, 1, __ATOMIC_RELAXED);
+		if (send(fd, &c, 1, MSG_NOSIGNAL) == 1)
+			recv(fd, &c, 1, 0);
+	}
 	close(fd);
 	return NULL;
 }
@@ -538,7 +543,8 @@ static int churn(void)
 	for (i = 0; i < conns; i++)
 		if (pthread_create(&th[i], NULL, churn_client, &ss))
 			die("pthread_create");
-	usleep(20000);
+	for (i = 0; i < 2000 && __atomic_load_n(&churn_connected, __ATOMIC_RELAXED) < conns / 2; i++)
+		usleep(1000);
 	close(fd);
 	for (i = 0; i < conns; i++)
 		pthread_join(th[i], NULL);

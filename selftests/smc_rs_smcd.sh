@@ -137,6 +137,18 @@ t_smcd_semantics() {
 	diff -u "$dir/tcp.txt" "$dir/smc.txt" && no_groups_left
 }
 
+t_smcd_listener_close() {
+	# Listeners close while hundreds of SMC-D handshakes are in flight or
+	# finished and queued: each connection's ends go (a handshake that
+	# finishes after the close is aborted too, not left in its group).
+	local r
+	loopback_on || return 1
+	for r in 1 2 3 4 5; do
+		"$here/smc_echo" churn -f smc -p $((7160 + r)) -n 200 || return 1
+	done
+	no_groups_left
+}
+
 t_smcd_ipv6() {
 	# SMC-D is not bound to IPv4 as SMC-Rv2 is.
 	loopback_on || return 1
@@ -242,6 +254,7 @@ run_test "SMC-D loopback: echoes of 1 B to 64 MiB intact, TCP segments flat (64 
 run_test "SMC-D loopback: 1000 concurrent connections x 64 KiB" t_smcd_concurrent
 run_test "SMC-D loopback: $((20 * short_rounds)) short connections (20 threads x $short_rounds)" t_smcd_short
 run_test "SMC-D loopback: same socket semantics as TCP (AF_SMC vs AF_INET)" t_smcd_semantics
+run_test "SMC-D loopback: listeners closed under 5 x 200 handshakes, no connection left" t_smcd_listener_close
 run_test "SMC-D loopback over IPv6: 1 MiB intact, TCP segments flat" t_smcd_ipv6
 run_test "SMC-D loopback: smcss -D, smcd linkgroup and smcd stats show the connections" t_smcd_operators
 run_test "SMC-D loopback needs a UEID (no system EID off s390): none, no SMC-D" t_smcd_needs_ueid

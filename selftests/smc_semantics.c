@@ -2,7 +2,7 @@
 /*
  * Socket semantics probe for the differential TCP vs AF_SMC suite.
  *
- *   smc_semantics -f FAMILY [-p BASEPORT]
+ *   smc_semantics -f FAMILY [-p BASEPORT] [-c CASE]
  *
  * Runs a fixed list of scenarios over loopback with sockets of FAMILY (smc,
  * smc6, ipproto-smc, ipproto-smc6 (AF_INET/AF_INET6 with IPPROTO_SMC), inet,
@@ -566,15 +566,36 @@ static void transfers(void)
 	close(l);
 }
 
+static const struct {
+	const char *name;
+	void (*run)(void);
+} cases[] = {
+	{ "unconnected", unconnected },
+	{ "binding", binding },
+	{ "refused", refused },
+	{ "connect_timeout", connect_timeout },
+	{ "nonblocking", nonblocking },
+	{ "data", data },
+	{ "reset", reset },
+	{ "epoll_edge", epoll_edge },
+	{ "epoll_listener", epoll_listener },
+	{ "async_io", async_io },
+	{ "listening", listening },
+	{ "transfers", transfers },
+};
+
 int main(int argc, char **argv)
 {
-	const char *fam = "smc";
+	const char *fam = "smc", *only = NULL;
+	unsigned int i;
 	int opt;
 
 	port = 7400;
-	while ((opt = getopt(argc, argv, "f:p:")) != -1) {
+	while ((opt = getopt(argc, argv, "f:p:c:")) != -1) {
 		if (opt == 'f')
 			fam = optarg;
+		else if (opt == 'c')
+			only = optarg;
 		else if (opt == 'p')
 			port = atoi(optarg);
 	}
@@ -602,17 +623,8 @@ int main(int argc, char **argv)
 	}
 	signal(SIGPIPE, SIG_IGN);
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	unconnected();
-	binding();
-	refused();
-	connect_timeout();
-	nonblocking();
-	data();
-	reset();
-	epoll_edge();
-	epoll_listener();
-	async_io();
-	listening();
-	transfers();
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (!only || !strcmp(only, cases[i].name))
+			cases[i].run();
 	return 0;
 }

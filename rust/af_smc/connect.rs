@@ -8,6 +8,7 @@ use super::sock::{clc, enter_smcr, switch_to_fallback, Guard, SmcSock, SmcState,
 use crate::clc::peers::PeerMemory;
 use crate::clc::{client_handshake, nothing_to_propose, ClientOutcome};
 use crate::smcr::conn::Conn;
+use crate::smcr::settle;
 use crate::stats::{count, Event, Side};
 use crate::sys::args::SockAddr;
 use crate::sys::bindings as b;
@@ -107,14 +108,16 @@ pub(super) fn finish_connect(sk: &SmcSk<SmcSock>) {
     }
     .and_then(|()| clc_connect(sk.net(), clc, saved.addr(), 0));
     let mut st = sk.lock();
+    let mut result = Some(result);
     if matches!(st.state, SmcState::Connecting(_)) {
-        let applied = with_user_socket(&mut st, |sock, st| match result {
-            Ok(Connected::Fallback(reason, peer_diagnosis)) => {
+        let applied = with_user_socket(&mut st, |sock, st| match result.take() {
+            None => {}
+            Some(Ok(Connected::Fallback(reason, peer_diagnosis))) => {
                 st.peer_diagnosis = peer_diagnosis;
                 switch_to_fallback(sock, st, Side::Client, reason);
             }
-            Ok(Connected::Smcr(conn)) => enter_smcr(sock, st, Side::Client, conn),
-            Err(e) => {
+            Some(Ok(Connected::Smcr(conn))) => enter_smcr(sock, st, Side::Client, conn),
+            Some(Err(e)) => {
                 // The waits consumed the socket error, which the
                 // application must see for itself: put it back. From
                 // now on the file is TCP's, which reports it.
@@ -128,6 +131,11 @@ pub(super) fn finish_connect(sk: &SmcSk<SmcSock>) {
             // Closed meanwhile (release aborted the clcsock).
             st.state = SmcState::Closed;
         }
+    }
+    if let Some(Ok(Connected::Smcr(conn))) = result {
+        // Nobody took the connection its handshake made: the peer's end
+        // is aborted with it.
+        settle::abandon(&conn);
     }
     sk.state().connecting.store(false, Ordering::Release);
     drop(st);

@@ -24,6 +24,7 @@ use super::dmb::{Dmb, DmbOwner, IsmGroup};
 use super::lo::{self, Loopback, LoopbackDevice};
 use crate::smcr::about::{new_about, LgrAbout};
 use crate::smcr::cdc;
+use crate::smcr::settle;
 use crate::smcr::ids::{new_lgr_id, next_token};
 use crate::smcr::conn::{Conn, IsmPath, Path, PeerRmb};
 use crate::smcr::path::DMB_HEADER;
@@ -111,7 +112,7 @@ impl IsmGroup for IsmLgr {
 fn end_conn(conn: &Conn) {
     if let Path::Ism(p) = conn.path() {
         match lo::device() {
-            Some(dev) => dev.unregister(p.own.token),
+            Some(dev) => drop(dev.unregister(p.own.token)),
             None => p.own.disown(),
         }
     }
@@ -331,7 +332,7 @@ pub(crate) fn new_conn(
         })
         }
         Err(e) => {
-            dev.unregister(token);
+            drop(dev.unregister(token));
             Err(e)
         }
     }
@@ -372,10 +373,18 @@ fn make_conn(
 /// writes into it from now on. `EINVAL` when it is not the size the peer
 /// said, `ENOENT` when there is no such DMB.
 pub(crate) fn attach(dev: &Loopback, conn: &Conn, token: u64, class: u8) -> Result {
-    let dmb = dev.attach(token)?;
+    let Path::Ism(p) = conn.path() else {
+        return Err(EINVAL.into());
+    };
+    let dmb = dev.attach(token, &p.own)?;
     if dmb.len() != bufsize::uncompress(class) as usize {
         return Err(EINVAL.into());
     }
+    attach_dmb(conn, dmb)
+}
+
+/// The connection writes into `dmb` from now on.
+fn attach_dmb(conn: &Conn, dmb: Arc<Dmb>) -> Result {
     // The ring after the DMB's header, as the peer counts it.
     let size = dmb.len().saturating_sub(DMB_HEADER) as u32;
     conn.attach_peer(
@@ -389,11 +398,31 @@ pub(crate) fn attach(dev: &Loopback, conn: &Conn, token: u64, class: u8) -> Resu
 }
 
 /// The handshake failed after `nc` was made: the connection goes, its
-/// DMB with it.
+/// DMB with it. A peer that attached our DMB meanwhile has its end up (a
+/// server's Confirm may not have come, or a client's may not have gone):
+/// it is aborted, as an unaccepted connection is, so that the peer's end
+/// does not wait for a close that never comes.
 pub(crate) fn abort_conn(nc: NewConn) {
-    nc.conn.count_buffers_given_back(nc.conn.waker.net());
-    let removed = nc.lgr.conns.lock().remove(nc.conn.token);
-    end_conn(&nc.conn);
+    let conn = nc.conn;
+    // Out of the device first: nobody attaches the DMB any more, and who
+    // did is known.
+    let attacher = match (lo::device(), conn.path()) {
+        (Some(dev), Path::Ism(p)) => dev.unregister(p.own.token),
+        _ => None,
+    };
+    if conn.peer_dmb().is_none() {
+        if let Some(d) = attacher {
+            let _ = attach_dmb(&conn, d);
+        }
+    }
+    if conn.peer_dmb().is_some() {
+        // The group lets it go once its abort is out.
+        settle::abandon(&conn);
+        return;
+    }
+    conn.count_buffers_given_back(conn.waker.net());
+    let removed = nc.lgr.conns.lock().remove(conn.token);
+    end_conn(&conn);
     drop(removed);
     if let Some(reg) = registry() {
         reg.forget_if_empty(&nc.lgr);

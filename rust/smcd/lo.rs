@@ -22,9 +22,17 @@ use kernel::sync::{new_mutex, Arc, Mutex};
 /// DMBs registered at most (upstream's `SMC_LO_MAX_DMBS`).
 pub(crate) const MAX_DMBS: usize = 5000;
 
+/// A registered DMB, and the DMB of the peer that attached it: until the
+/// DMB leaves the table, that peer is who must hear of an abort of its
+/// owner (which may not know the peer's DMB yet).
+struct Entry {
+    dmb: Arc<Dmb>,
+    attacher: Option<Arc<Dmb>>,
+}
+
 /// The registered DMBs by token.
 struct Table {
-    dmbs: RBTree<u64, Arc<Dmb>>,
+    dmbs: RBTree<u64, Entry>,
     count: usize,
 }
 
@@ -88,21 +96,29 @@ impl Loopback {
         };
         // The table's lock is held since the token was found unused.
         let dmb = Dmb::new(token, size)?;
-        t.dmbs
-            .try_create_and_insert(token, dmb.clone(), GFP_KERNEL)?;
+        let entry = Entry {
+            dmb: dmb.clone(),
+            attacher: None,
+        };
+        t.dmbs.try_create_and_insert(token, entry, GFP_KERNEL)?;
         t.count += 1;
         Ok(dmb)
     }
 
-    /// The DMB registered under `token`, for a peer to write into (the
-    /// peer's view: upstream's `attach_dmb`). `ENOENT` when there is none.
-    pub(crate) fn attach(&self, token: u64) -> Result<Arc<Dmb>> {
-        self.table.lock().dmbs.get(&token).cloned().ok_or(ENOENT.into())
+    /// The DMB registered under `token`, for a peer whose own DMB is
+    /// `mine` to write into (the peer's view: upstream's `attach_dmb`).
+    /// `ENOENT` when there is none.
+    pub(crate) fn attach(&self, token: u64, mine: &Arc<Dmb>) -> Result<Arc<Dmb>> {
+        let mut t = self.table.lock();
+        let e = t.dmbs.get_mut(&token).ok_or(ENOENT)?;
+        e.attacher = Some(mine.clone());
+        Ok(e.dmb.clone())
     }
 
     /// Takes the DMB with `token` out of the table: no new peer can attach
-    /// it; those attached keep its memory until they let go.
-    pub(crate) fn unregister(&self, token: u64) {
+    /// it; those attached keep its memory until they let go. Returns the
+    /// DMB of the peer that attached it, if one did.
+    pub(crate) fn unregister(&self, token: u64) -> Option<Arc<Dmb>> {
         let old = {
             let mut t = self.table.lock();
             let old = t.dmbs.remove(&token);
@@ -111,9 +127,10 @@ impl Loopback {
             }
             old
         };
-        if let Some(d) = old {
-            d.disown();
-        }
+        old.and_then(|e| {
+            e.dmb.disown();
+            e.attacher
+        })
     }
 
     /// DMBs registered now.

@@ -60,6 +60,16 @@ pub(crate) fn abort(conn: &Arc<Conn>) {
     settle_later(conn, d.unwrap_or_default());
 }
 
+/// A connection no socket will own (its listener closed before `accept`,
+/// its connect was given up, or its handshake failed after the peer's end
+/// was up) is aborted and let go: the peer sees an abort, and the link
+/// group frees it once that went out. Process context.
+pub(crate) fn abandon(conn: &Arc<Conn>) {
+    conn.count_buffers_given_back(conn.waker.net());
+    conn.orphan();
+    abort(conn);
+}
+
 /// Carries out what a CDC message left to do (softirq).
 pub(crate) fn after_cdc(conn: &Arc<Conn>, a: Arrival) {
     if let Some(d) = a.settle {
