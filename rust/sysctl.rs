@@ -14,7 +14,7 @@
 //! | `limit_smc_hs`           | `proc_dointvec_minmax` | 0..=1           | 0       |
 //! | `smcr_max_send_wr`       | `proc_dointvec_minmax` | 2..=2048        | 16      |
 //! | `smcr_max_recv_wr`       | `proc_dointvec_minmax` | 2..=2048        | 48      |
-//! | `smcd_loopback`          | `proc_dointvec_minmax` | 0..=1           | 0       |
+//! | `smcd_loopback`          | `proc_dointvec_minmax` | 0..=1           | 1       |
 //!
 //! `smcd_loopback` is ours: 1 lets connections between sockets of this
 //! host use SMC-D through the loopback ISM device (upstream has it when
@@ -152,7 +152,7 @@ static KNOBS: [Knob; KNOB_COUNT] = [
             min: &OFF,
             max: &ON,
         },
-        initial: 0,
+        initial: 1,
     },
 ];
 

@@ -298,7 +298,7 @@ sysctl_defaults() {
 	net.smc.autocorking_size = 65536
 	net.smc.limit_smc_hs = 0
 	net.smc.rmem = 65536
-	net.smc.smcd_loopback = 0
+	net.smc.smcd_loopback = 1
 	net.smc.smcr_buf_type = 0
 	net.smc.smcr_max_conns_per_lgr = 255
 	net.smc.smcr_max_links_per_lgr = 2

@@ -13,6 +13,7 @@ use crate::stats::tech::{self, Dir, Special};
 use crate::sys::args::{MsgHdr, SockoptIn};
 use crate::sys::bindings as b;
 use crate::sys::errno::EINVAL;
+use crate::sys::wake::epoll::*;
 use crate::wire::close::{CloseEvent, Shutdown};
 use kernel::prelude::*;
 use kernel::sync::Arc;
@@ -47,7 +48,7 @@ pub(super) fn sendmsg(
         urgent,
         more,
         nodelay,
-        |ready| st.wait_exclusive(clcsock, &mut timeo, ready),
+        |ready| st.wait(clcsock, &mut timeo, ready),
     );
     st.set_sk_state(conn.sk_state());
     tech::payload(net, conn.tech(), Dir::Tx, len, r.as_ref().ok().copied());
@@ -93,7 +94,7 @@ pub(super) fn recvmsg(
         peek,
         waitall,
         inline,
-        |ready| st.wait_exclusive(clcsock, &mut timeo, ready),
+        |ready| st.wait(clcsock, &mut timeo, ready),
     );
     st.set_sk_state(conn.sk_state());
     let got = r.as_ref().ok().copied();
@@ -116,16 +117,6 @@ pub(super) fn count_tcp_option(sock: &Sock<'_>, name: i32, val: SockoptIn<'_>) {
         tech::special(sock.sk().net(), conn.tech(), call);
     }
 }
-
-/// `EPOLL*` bits (uapi/linux/eventpoll.h).
-const EPOLLIN: u32 = 0x0001;
-const EPOLLPRI: u32 = 0x0002;
-const EPOLLOUT: u32 = 0x0004;
-const EPOLLERR: u32 = 0x0008;
-const EPOLLHUP: u32 = 0x0010;
-const EPOLLRDNORM: u32 = 0x0040;
-const EPOLLWRNORM: u32 = 0x0100;
-const EPOLLRDHUP: u32 = 0x2000;
 
 /// What poll reports for an SMC-R connection; `oob_inline` is the
 /// socket's `SO_OOBINLINE`.
@@ -228,7 +219,7 @@ pub(super) fn release(sock: &Sock<'_>, st: &mut Guard<'_>, conn: Arc<Conn>) {
             let sh = conn.shared.lock();
             sh.tx_copied == sh.tx_prod || conn.failure(&sh).is_some()
         };
-        let _ = st.wait_exclusive(clcsock, &mut timeo, flushed);
+        let _ = st.wait(clcsock, &mut timeo, flushed);
         // The linger time is over: the close goes now.
         let _ = close::event(&mut conn.shared.lock(), CloseEvent::TxFlushed);
     }

@@ -18,6 +18,7 @@ use crate::sys::sock::{SmcSk, SockGuard, SockState};
 use crate::sys::socket::{FileRedirect, Socket};
 use crate::sys::sync::{new_spinlock_bh, SpinLockBh};
 use crate::sys::tcp::KernelSocket;
+use crate::sys::wake::epoll;
 use crate::wire::clc::DeclineReason;
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::prelude::*;
@@ -226,9 +227,8 @@ impl ListenSocket for SmcSock {
     }
 }
 
-/// `EPOLLIN | EPOLLRDNORM` (uapi/linux/eventpoll.h): what a TCP listener
-/// reports when a connection can be accepted.
-pub(super) const POLL_READABLE: u32 = 0x0001 | 0x0040;
+/// What a TCP listener reports when a connection can be accepted.
+pub(super) const POLL_READABLE: u32 = epoll::EPOLLIN | epoll::EPOLLRDNORM;
 
 /// AF_SMC protocol number for IPv4 connections (`socket(AF_SMC, SOCK_STREAM, 0)`).
 pub(crate) const SMCPROTO_SMC: i32 = 0;

@@ -12,6 +12,7 @@ use super::rejects::{self, Reject};
 use crate::smcd::dmb::Dmb;
 use crate::sys::errno::{ECONNABORTED, ECONNRESET, ENOLINK};
 use crate::sys::sync::SpinLockBh;
+use crate::sys::wake::Wake;
 use crate::wire::bufsize::rmb_wnd_update_limit;
 use crate::wire::cdc::{seq_before, CdcMsg, ProducerFlags, CDC_LEN};
 use crate::wire::close::CloseEvent;
@@ -65,8 +66,8 @@ pub(crate) struct Arrival {
     pub(crate) sigurg: bool,
     /// The peer waits for room: send the consumer cursor.
     pub(crate) update_consumer: bool,
-    /// Wake readers and pollers.
-    pub(crate) wake: bool,
+    /// Whom to wake.
+    pub(crate) wake: Wake,
 }
 
 /// Applies a parsed message to its connection (over SMC-D, as the peer
@@ -181,12 +182,10 @@ pub(crate) fn apply(conn: &Arc<Conn>, cdc: &CdcMsg) -> Arrival {
     // flags and failures; the peer's consumer cursor only feeds the push,
     // but when it passed what a failover would write again it freed room
     // in the send buffer (see `resume_from_delivered`): writers wake.
-    let wake = sh.rx_prod > prod_before
-        || sh.tx_fin > fin_before
-        || urgent_gone
-        || cdc.prod_flags.urg_data_pending
-        || settle
-        || sh.error.is_some();
+    let wake = Wake::NONE
+        .or_if(sh.rx_prod > prod_before || cdc.prod_flags.urg_data_pending, Wake::READERS)
+        .or_if(sh.tx_fin > fin_before || urgent_gone, Wake::WRITERS)
+        .or_if(settle || sh.error.is_some(), Wake::ALL);
     // The peer may have made room for what waits in the send buffer: it
     // goes from here, unless the work item settles the connection anyway.
     let push = sh.tx_copied > sh.tx_prod && !settle;

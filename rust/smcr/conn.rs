@@ -19,6 +19,7 @@ use crate::sys::net::Net;
 use crate::sys::errno::{ECONNRESET, ENOLINK};
 use crate::sys::sync::{new_spinlock_bh, SpinLockBh};
 use crate::sys::tcp::TcpSock;
+use crate::sys::wake::Wake;
 use crate::wire::cdc::{ConnStateFlags, ProducerFlags};
 use crate::wire::close::CloseMachine;
 use crate::wire::cursor::Cursor;
@@ -62,7 +63,7 @@ pub(crate) struct TxDone {
     /// context), which frees it.
     pub(crate) settle: bool,
     /// Writers or a lingering close wait for room.
-    pub(crate) wake: bool,
+    pub(crate) wake: Wake,
 }
 
 /// What the receive path (softirq) and the socket calls share.
@@ -447,6 +448,11 @@ impl Conn {
         self.waker.wake_waiters();
     }
 
+    /// Wakes those `w` is for.
+    pub(crate) fn wake_for(&self, w: Wake) {
+        self.waker.wake(w);
+    }
+
     /// Sends `SIGURG` to the socket's owner: the peer announced urgent
     /// data.
     pub(crate) fn signal_urgent(&self) {
@@ -466,7 +472,10 @@ impl Conn {
         if prod_total > sh.tx_fin {
             sh.tx_fin = prod_total;
         }
-        let wake = was_full || (sh.tx_fin == sh.tx_copied && sh.close.write_closed());
+        let wake = Wake::NONE.or_if(
+            was_full || (sh.tx_fin == sh.tx_copied && sh.close.write_closed()),
+            Wake::WRITERS,
+        );
         // Bytes corked behind the write that completed go now, from here
         // (as upstream's completion handler sends them): no work item, no
         // thread to wake.

@@ -84,9 +84,7 @@ pub(crate) fn after_cdc(conn: &Arc<Conn>, a: Arrival) {
         // The peer waits for room: tell it now, or with the next free slot.
         cdc::update_consumer(conn);
     }
-    if a.wake {
-        conn.wake();
-    }
+    conn.wake_for(a.wake);
 }
 
 /// Carries out what a completed send asks of its connection (softirq):
@@ -99,9 +97,7 @@ pub(crate) fn after_tx(conn: &Arc<Conn>, t: TxDone) {
     if t.settle {
         conn.schedule_push();
     }
-    if t.wake {
-        conn.wake();
-    }
+    conn.wake_for(t.wake);
 }
 
 impl_has_work! {

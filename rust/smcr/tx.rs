@@ -22,6 +22,7 @@ use crate::sys::errno::{EAGAIN, ECONNRESET, EINTR, ENOLINK, EPIPE};
 use crate::sys::ib::mr::RegisteredBuf;
 use crate::sys::net::Net;
 use crate::sys::print::smc_dbg;
+use crate::sys::wake::Wake;
 use crate::wire::cdc::ProducerFlags;
 use crate::wire::close::CloseEvent;
 use kernel::error::code::ERESTARTSYS;
@@ -110,7 +111,7 @@ pub(crate) fn send(
                 Err(e) => return Err(e),
             }
         }
-        let n = copy_in(
+        let (n, peer_full) = copy_in(
             conn,
             msg,
             ((len - sent) as u64).min(free) as usize,
@@ -121,7 +122,7 @@ pub(crate) fn send(
         }
         sent += n;
         if !corked(conn, more && sent == len, nodelay) {
-            if peer_full(conn) {
+            if peer_full {
                 tech::buffer_event(conn.waker.net(), conn.tech(), Dir::Tx, BufferEvent::FullPeer);
             }
             push(conn);
@@ -131,12 +132,6 @@ pub(crate) fn send(
         return Err(EAGAIN.into());
     }
     Ok(sent)
-}
-
-/// Whether the peer's RMB has no room for what waits to be sent.
-fn peer_full(conn: &Conn) -> bool {
-    let sh = conn.shared.lock();
-    sh.tx_copied > sh.tx_prod && sh.tx_prod - sh.tx_acked.min(sh.tx_prod) >= u64::from(sh.peer.size)
 }
 
 /// Counts a send of `len` bytes larger than the send buffer or the peer's
@@ -174,11 +169,17 @@ fn corked(conn: &Conn, more: bool, nodelay: bool) -> bool {
 }
 
 /// Copies up to `n` bytes of `msg` into the send buffer (up to its end at
-/// most); returns how many. With `urgent_at`, the byte that many bytes on
+/// most); returns how many, and whether the peer's RMB has no room for
+/// what waits to be sent now. With `urgent_at`, the byte that many bytes on
 /// is the urgent one: when this copy ends with it, it is marked urgent in
 /// the same step that publishes it, so that no push (the completion
 /// handler's included) can send it without its flag.
-fn copy_in(conn: &Conn, msg: &mut MsgHdr<'_>, n: usize, urgent_at: Option<usize>) -> Result<usize> {
+fn copy_in(
+    conn: &Conn,
+    msg: &mut MsgHdr<'_>,
+    n: usize,
+    urgent_at: Option<usize>,
+) -> Result<(usize, bool)> {
     let size = conn.sndbuf_size() as usize;
     // Only this socket's caller (under the socket lock) moves `tx_copied`.
     let start = conn.shared.lock().tx_copied;
@@ -196,7 +197,9 @@ fn copy_in(conn: &Conn, msg: &mut MsgHdr<'_>, n: usize, urgent_at: Option<usize>
     if copied > 0 && urgent_at == Some(copied) {
         sh.urg_tx = Some(sh.tx_copied - 1);
     }
-    Ok(copied)
+    let peer_full = sh.tx_copied > sh.tx_prod
+        && sh.tx_prod - sh.tx_acked.min(sh.tx_prod) >= u64::from(sh.peer.size);
+    Ok((copied, peer_full))
 }
 
 /// Writes what waits in the send buffer into the peer's RMB, as far as it
@@ -204,32 +207,34 @@ fn copy_in(conn: &Conn, msg: &mut MsgHdr<'_>, n: usize, urgent_at: Option<usize>
 /// completion handler for what was corked or waited for room or a slot).
 /// A connection that waits for a slot is pushed again when one completes.
 pub(crate) fn push(conn: &Conn) {
-    let urgent_before = conn.shared.lock().urg_tx.is_some();
-    if conn.is_ism() {
-        if let Some(peer) = conn.peer_dmb() {
-            push_ism(conn, &peer);
-        }
+    let urgent_gone = if conn.is_ism() {
+        conn.peer_dmb().is_some_and(|peer| push_ism(conn, &peer))
     } else {
         // A failover between taking the link and the cursors (see
         // `push_on_link`) is rare; each try sees the move that ended it.
-        while !push_on_link(conn) {}
-    }
+        loop {
+            if let Some(gone) = push_on_link(conn) {
+                break gone;
+            }
+        }
+    };
     // A sender of urgent data waits for the last urgent byte to be gone.
-    if urgent_before && conn.shared.lock().urg_tx.is_none() {
-        conn.wake();
+    if urgent_gone {
+        conn.wake_for(Wake::WRITERS);
     }
 }
 
-/// One push on the connection's link; `false` when the connection moved
-/// to another link meanwhile (nothing was sent).
-fn push_on_link(conn: &Conn) -> bool {
+/// One push on the connection's link: whether it found the last urgent
+/// byte gone (consumed by the peer); `None` when the connection moved to
+/// another link meanwhile (nothing was sent).
+fn push_on_link(conn: &Conn) -> Option<bool> {
     // One link for the whole push: its slots are that link's.
     let Ok(link) = conn.link() else {
-        return true;
+        return Some(false);
     };
     let sndbuf = conn.sndbuf.lock();
     let Some(sndbuf) = sndbuf.as_ref().and_then(|b| b.lgr()) else {
-        return true;
+        return Some(false);
     };
     // The send buffer as this link's device reads it, once per push.
     let mapped = sndbuf.on(link.idx);
@@ -240,8 +245,9 @@ fn push_on_link(conn: &Conn) -> bool {
     // connections on the peer's DELETE LINK), or the bytes written there
     // would be lost with it and never written again.
     if !conn.is_on(&link) {
-        return false;
+        return None;
     }
+    let urgent_before = sh.urg_tx.is_some();
     // Nothing goes into the RMB of a peer that closed: it may already
     // serve another connection.
     while sh.error.is_none() && !sh.peer_state.any_close() && sh.tx_copied > sh.tx_prod {
@@ -253,7 +259,7 @@ fn push_on_link(conn: &Conn) -> bool {
         };
         // No slot: the connection queues for the next that completes.
         let Ok(Some(slot)) = link.get_slot_or_queue(conn.token) else {
-            return true;
+            return Some(urgent_before && sh.urg_tx.is_none());
         };
         match write_chunk(conn, &link, sndbuf, mapped.as_ref(), &mut sh, slot, chunk) {
             Ok(()) => {}
@@ -262,7 +268,7 @@ fn push_on_link(conn: &Conn) -> bool {
                 sh.error = Some(e);
                 drop(sh);
                 conn.wake();
-                return true;
+                return Some(false);
             }
         }
     }
@@ -276,17 +282,20 @@ fn push_on_link(conn: &Conn) -> bool {
             }
         }
     }
-    true
+    Some(urgent_before && sh.urg_tx.is_none())
 }
 
 /// Announces what waits in the send buffer of an SMC-D connection: its
 /// bytes are in the peer's DMB already (the send buffer is that memory),
 /// so a push only moves the producer cursor and signals it, together with
-/// any flags and consumer cursor due.
-fn push_ism(conn: &Conn, peer: &Dmb) {
+/// any flags and consumer cursor due. Returns whether it found the last
+/// urgent byte gone.
+fn push_ism(conn: &Conn, peer: &Dmb) -> bool {
     let mut signalled = false;
+    let urgent_gone;
     {
         let mut sh = conn.shared.lock();
+        let urgent_before = sh.urg_tx.is_some();
         while sh.error.is_none() && !sh.peer_state.any_close() && sh.tx_copied > sh.tx_prod {
             // Every byte copied is in the peer's DMB: all of it goes,
             // but for the urgent cut.
@@ -315,10 +324,12 @@ fn push_ism(conn: &Conn, peer: &Dmb) {
         {
             signalled = true;
         }
+        urgent_gone = urgent_before && sh.urg_tx.is_none();
     }
     if signalled {
         peer.kick();
     }
+    urgent_gone
 }
 
 /// Whether a CDC message without new data is due after a push: what a

@@ -249,6 +249,17 @@ void smc_rs_sk_wake_async(const struct sock *sk, int how, int band)
 	sk_wake_async(sk, how, band);
 }
 
+void smc_rs_sk_wake_poll(struct sock *sk, __poll_t events)
+{
+	struct socket_wq *wq;
+
+	rcu_read_lock();
+	wq = rcu_dereference(sk->sk_wq);
+	if (skwq_has_sleeper(wq))
+		wake_up_interruptible_sync_poll(&wq->wait, events);
+	rcu_read_unlock();
+}
+
 u32 smc_rs_rdma_start_port(const struct ib_device *dev)
 {
 	return rdma_start_port(dev);

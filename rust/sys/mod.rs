@@ -37,6 +37,7 @@ pub(crate) mod sysctl;
 pub(crate) mod ib;
 pub(crate) mod route;
 pub(crate) mod tcp;
+pub(crate) mod wake;
 
 pub(crate) mod listen;
 pub(crate) mod owner;

@@ -266,18 +266,36 @@ impl<S: SockState> SockGuard<'_, S> {
         timeo: &mut c_long,
         ready: impl Fn() -> bool,
     ) -> Result {
+        self.sleep(on, timeo, ready, true)
+    }
+
+    /// As [`wait_exclusive`](Self::wait_exclusive), but every wake-up wakes
+    /// this waiter, as TCP's waits for data and room: a wake-up for readers
+    /// cannot be taken by a writer waiting on the same queue.
+    pub(crate) fn wait(&mut self, on: &KernelSocket, timeo: &mut c_long, ready: impl Fn() -> bool) -> Result {
+        self.sleep(on, timeo, ready, false)
+    }
+
+    fn sleep(
+        &mut self,
+        on: &KernelSocket,
+        timeo: &mut c_long,
+        ready: impl Fn() -> bool,
+        exclusive: bool,
+    ) -> Result {
         let entry = Opaque::<bindings::wait_queue_entry>::uninit();
         let head = on.wait_queue();
+        let state = bindings::TASK_INTERRUPTIBLE as c_int;
         // `entry` stays in place until `finish_wait` took it off the queue;
         // `head` is the live wait queue of a socket the caller keeps alive.
         // SAFETY: so both are valid for the whole wait.
         unsafe {
             bindings::init_wait_entry(entry.get(), 0);
-            bindings::prepare_to_wait_exclusive(
-                head,
-                entry.get(),
-                bindings::TASK_INTERRUPTIBLE as c_int,
-            );
+            if exclusive {
+                bindings::prepare_to_wait_exclusive(head, entry.get(), state);
+            } else {
+                bindings::prepare_to_wait(head, entry.get(), state);
+            }
         }
         // The lock is taken again below, before the guard is used again.
         // SAFETY: the guard holds the lock (invariant).

@@ -66,18 +66,6 @@ impl TcpSock {
         unsafe { bindings::tcp_abort(self.as_raw(), ECONNABORTED.positive()) };
     }
 
-    /// Wakes everyone waiting on the socket, so that pollers look again
-    /// (any context).
-    pub(crate) fn wake_waiters(&self) {
-        let sk = self.as_raw();
-        // SAFETY: live socket; `sk_state_change` is set for every socket.
-        unsafe {
-            if let Some(f) = (*sk).sk_state_change {
-                f(sk);
-            }
-        }
-    }
-
     /// `TCP_NODELAY` and `TCP_CORK` as the application set them on the
     /// socket.
     pub(crate) fn nodelay_cork(&self) -> (bool, bool) {
