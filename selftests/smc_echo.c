@@ -759,6 +759,21 @@ static void report_difference(const unsigned char *in, const unsigned char *out)
 	for (i = at; i < at + 16 && i < size; i++)
 		fprintf(stderr, " %02x", out[i]);
 	fprintf(stderr, ")\n");
+	if (at + 16 <= size) {
+		/* Bytes from elsewhere in the stream (stale or repeated) or
+		 * none of ours, and how long the wrong stretch is. */
+		const unsigned char *from = memmem(out, size, in + at, 16);
+		size_t end = at;
+
+		while (end < size && memcmp(in + end, out + end, end + 64 <= size ? 64 : size - end))
+			end += 64;
+		if (from)
+			fprintf(stderr, "smc_echo: those bytes were sent at byte %zu (%+lld)",
+				(size_t)(from - out), (long long)(from - out) - (long long)at);
+		else
+			fprintf(stderr, "smc_echo: those bytes were never sent");
+		fprintf(stderr, "; the echo matches again from about byte %zu\n", end);
+	}
 }
 
 static void *client_once(void *arg)

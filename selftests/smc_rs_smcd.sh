@@ -115,7 +115,7 @@ t_smcd_concurrent() {
 	segs_within 30000 echo_pair smc smc 127.0.0.1 127.0.0.1 7110 65536 1000 && no_groups_left
 }
 
-short_rounds=$(scaled 100 500)
+short_rounds=$(scaled 500 2500)
 t_smcd_short() {
 	local spid rc=0
 	loopback_on || return 1
@@ -147,6 +147,59 @@ t_smcd_listener_close() {
 		"$here/smc_echo" churn -f smc -p $((7160 + r)) -n 200 || return 1
 	done
 	no_groups_left
+}
+
+# smcd_conns: SMC-D connections smc_rs counted (both sides), from smcd stats.
+smcd_conns() {
+	"$tools/smcd" stats | awk '/^  SMC connections / { print $3; exit }'
+}
+
+t_smcd_smc_run() {
+	# Unmodified programs under smc_run talk SMC-D on this host: Redis
+	# (preload library) with redis-benchmark, and the static busybox httpd
+	# (it serves files with sendfile) and wget (--bpf: the preload cannot
+	# reach a static binary) moving 16 MiB, checksum compared. Proven from
+	# outside smc_rs: TCP sends a handful of segments per connection
+	# meanwhile (over TCP the benchmark alone takes thousands, the download
+	# hundreds).
+	local smc_run=$SMC_TOP/tools/target/release/smc_run busybox www pid sum c0 rc=0
+	loopback_on || return 1
+	busybox=$(command -v busybox) || { echo "no busybox"; return 1; }
+	www=$(mktemp -d)
+	head -c 16777216 /dev/urandom >"$www/blob"
+	c0=$(smcd_conns)
+	if command -v redis-server >/dev/null; then
+		"$smc_run" redis-server --port 7170 --bind 127.0.0.1 --save "" --appendonly no \
+			--dir "$www" --logfile "$www/redis.log" &
+		pid=$!
+		for _ in $(seq 100); do
+			[ "$(redis-cli -p 7170 ping 2>/dev/null)" = PONG ] && break
+			sleep 0.1
+		done
+		segs_within 400 "$smc_run" redis-benchmark -p 7170 -t set,get -n 2000 -c 10 -q \
+			>"$www/bench.txt" || rc=1
+		tr '\r' '\n' <"$www/bench.txt" | grep -v 'rps='
+		# The benchmark's SETs stored its 3-byte value.
+		[ "$("$smc_run" redis-cli -p 7170 strlen key:__rand_int__)" = 3 ] || rc=1
+		kill "$pid"
+		wait "$pid"
+	else
+		echo "no redis-server: Redis left out"
+	fi
+	"$smc_run" --bpf "$busybox" httpd -f -p 127.0.0.1:7171 -h "$www" &
+	pid=$!
+	sleep 1
+	segs_within 40 "$smc_run" --bpf "$busybox" wget -q -O "$www/got" http://127.0.0.1:7171/blob || rc=1
+	sum=$(md5sum <"$www/got" | cut -d' ' -f1)
+	echo "wget: md5 $sum, httpd's $(md5sum <"$www/blob" | cut -d' ' -f1)"
+	[ "$sum" = "$(md5sum <"$www/blob" | cut -d' ' -f1)" ] || rc=1
+	kill "$pid"
+	wait "$pid"
+	echo "SMC-D connections counted: +$(($(smcd_conns) - c0))"
+	[ $(($(smcd_conns) - c0)) -ge 12 ] || rc=1
+	rm -rf "$www"
+	no_groups_left || rc=1
+	return $rc
 }
 
 t_smcd_ipv6() {
@@ -256,6 +309,7 @@ run_test "SMC-D loopback: 1000 concurrent connections x 64 KiB" t_smcd_concurren
 run_test "SMC-D loopback: $((20 * short_rounds)) short connections (20 threads x $short_rounds)" t_smcd_short
 run_test "SMC-D loopback: same socket semantics as TCP (AF_SMC vs AF_INET)" t_smcd_semantics
 run_test "SMC-D loopback: listeners closed under 5 x 200 handshakes, no connection left" t_smcd_listener_close
+run_test "SMC-D loopback under smc_run: Redis (preload) and static busybox httpd (sendfile) to wget (--bpf, 16 MiB intact), TCP segments flat" t_smcd_smc_run
 run_test "SMC-D loopback over IPv6: 1 MiB intact, TCP segments flat" t_smcd_ipv6
 run_test "SMC-D loopback: smcss -D, smcd linkgroup and smcd stats show the connections" t_smcd_operators
 run_test "SMC-D loopback needs a UEID (no system EID off s390): none, no SMC-D" t_smcd_needs_ueid

@@ -122,20 +122,21 @@ pub(super) fn count_tcp_option(sock: &Sock<'_>, name: i32, val: SockoptIn<'_>) {
 /// socket's `SO_OOBINLINE`.
 pub(super) fn poll_mask(conn: &Conn, oob_inline: bool) -> u32 {
     let mut mask = 0;
-    let (readable, rcv_shutdown) = rx::readable(conn, oob_inline);
-    if readable {
+    let r = rx::poll_read(conn, oob_inline);
+    if r.readable {
         mask |= EPOLLIN | EPOLLRDNORM;
     }
-    if rcv_shutdown {
+    if r.shut {
         mask |= EPOLLRDHUP;
     }
-    if tx::writable(conn) {
-        mask |= EPOLLOUT | EPOLLWRNORM;
-    }
-    if rx::urgent_pending(conn) {
+    if r.urgent {
         mask |= EPOLLPRI;
     }
+    let rcv_shutdown = r.shut;
     let sh = conn.shared.lock();
+    if tx::writable(conn, &sh) {
+        mask |= EPOLLOUT | EPOLLWRNORM;
+    }
     if conn.sock_error(&sh).is_some() {
         mask |= EPOLLERR;
     }

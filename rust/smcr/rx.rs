@@ -38,10 +38,10 @@ fn pending_mark(sh: &ConnShared) -> Option<u64> {
     }
 }
 
-fn avail(conn: &Conn) -> Result<Avail> {
-    let sh = conn.shared.lock();
+/// What a reader finds (the connection's lock is held).
+fn avail_locked(conn: &Conn, sh: &ConnShared) -> Result<Avail> {
     let mut n = sh.rx_prod.saturating_sub(sh.rx_cons);
-    if let Some(pos) = pending_mark(&sh) {
+    if let Some(pos) = pending_mark(sh) {
         // Up to the mark; at the mark, what follows the urgent byte.
         n = match pos - sh.rx_cons {
             0 => n.saturating_sub(1),
@@ -51,11 +51,11 @@ fn avail(conn: &Conn) -> Result<Avail> {
     if n > 0 {
         return Ok(Avail::Bytes(n));
     }
-    if let Some(e) = conn.sock_error(&sh) {
+    if let Some(e) = conn.sock_error(sh) {
         return Err(e);
     }
     // A failure already reported ends the stream, as TCP's reset does.
-    if sh.rcv_shutdown || conn.failure(&sh).is_some() {
+    if sh.rcv_shutdown || conn.failure(sh).is_some() {
         return Ok(Avail::Eof);
     }
     Ok(Avail::Empty)
@@ -119,6 +119,25 @@ pub(crate) fn count_reader_meets(conn: &Conn, net: &Net, len: usize) {
     }
 }
 
+/// What a reader finds, under the connection's lock: whether it is at the
+/// urgent mark (the byte to take out of the stream first), and what there
+/// is to read. A read about to start from here (`!peek`, bytes there)
+/// leaves the mark behind (TCP clears its urgent data once a read passes
+/// the mark): only this reader moves `rx_cons`, so what it found holds
+/// until it read.
+fn look(conn: &Conn, sh: &mut ConnShared, peek: bool) -> (bool, Result<Avail>) {
+    let at_mark = !peek && at_pending_mark(sh);
+    let found = avail_locked(conn, sh);
+    if !peek && !at_mark && matches!(found, Ok(Avail::Bytes(_))) {
+        let cons = sh.rx_cons;
+        if let Some(u) = sh.urg_rx.as_mut() {
+            u.at_mark = false;
+            u.read |= cons > u.pos;
+        }
+    }
+    (at_mark, found)
+}
+
 /// Reads up to `len` bytes into `msg`. `peek` leaves them; `waitall`
 /// waits for all of them (unless the stream ends or fails); `oob_inline`
 /// is the socket's `SO_OOBINLINE`.
@@ -133,18 +152,29 @@ pub(crate) fn recv(
     oob_inline: bool,
     mut wait: impl FnMut(&dyn Fn() -> bool) -> Result,
 ) -> Result<usize> {
-    conn.shared.lock().oob_inline = oob_inline;
     let mut got = 0usize;
+    // What the reader finds, looked at once per step: the first with the
+    // socket's `SO_OOBINLINE`, later ones with the consumer cursor's move.
+    let mut found = {
+        let mut sh = conn.shared.lock();
+        sh.oob_inline = oob_inline;
+        Some(look(conn, &mut sh, peek))
+    };
     while got < len {
-        if !peek {
+        let (at_mark, mut now) = match found.take() {
+            Some(f) => f,
+            None => look(conn, &mut conn.shared.lock(), peek),
+        };
+        if at_mark {
             if let Err(e) = take_urgent_at_mark(conn) {
                 if got == 0 {
                     return Err(e);
                 }
                 break;
             }
+            now = look(conn, &mut conn.shared.lock(), peek).1;
         }
-        let n = match avail(conn) {
+        let n = match now {
             Ok(Avail::Bytes(n)) => n,
             Ok(Avail::Eof) => break,
             Err(e) if got == 0 => {
@@ -165,8 +195,9 @@ pub(crate) fn recv(
                 // Also once the urgent byte at the mark arrived: it is taken
                 // out of the stream above, so that the peer sends on.
                 let ready = || {
-                    !matches!(avail(conn), Ok(Avail::Empty))
-                        || (!peek && at_pending_mark(&conn.shared.lock()))
+                    let sh = conn.shared.lock();
+                    !matches!(avail_locked(conn, &sh), Ok(Avail::Empty))
+                        || (!peek && at_pending_mark(&sh))
                 };
                 match wait(&ready) {
                     Ok(()) => continue,
@@ -177,20 +208,9 @@ pub(crate) fn recv(
         };
         let want = ((len - got) as u64).min(n) as usize;
         let size = conn.rmb_size() as usize;
-        let start = {
-            let mut sh = conn.shared.lock();
-            if !peek {
-                // Reading on from the mark; past the urgent byte it is
-                // gone for `MSG_OOB` too (TCP clears its urgent data once
-                // a read passes the mark).
-                let cons = sh.rx_cons;
-                if let Some(u) = sh.urg_rx.as_mut() {
-                    u.at_mark = false;
-                    u.read |= cons > u.pos;
-                }
-            }
-            sh.rx_cons + if peek { got as u64 } else { 0 }
-        };
+        // `look` found the bytes under the lock; only this reader moves
+        // the consumer cursor.
+        let start = conn.shared.lock().rx_cons + if peek { got as u64 } else { 0 };
         let off = (start % size as u64) as usize;
         let first = want.min(size - off);
         let copied = {
@@ -214,10 +234,12 @@ pub(crate) fn recv(
         let (due, at_mark) = {
             let mut sh = conn.shared.lock();
             sh.rx_cons += copied as u64;
-            (
-                cdc::consumer_update_due(conn, &sh),
-                pending_mark(&sh) == Some(sh.rx_cons),
-            )
+            let at_mark = pending_mark(&sh) == Some(sh.rx_cons);
+            if !at_mark && copied == want && got < len {
+                // The next step's look, under this lock.
+                found = Some(look(conn, &mut sh, peek));
+            }
+            (cdc::consumer_update_due(conn, &sh), at_mark)
         };
         if at_mark {
             // A read stops at the urgent mark, as TCP's does; the bytes
@@ -306,32 +328,40 @@ pub(crate) fn at_urgent_mark(sh: &ConnShared) -> bool {
     }
 }
 
-/// Urgent data waits to be read (poll's `EPOLLPRI`).
-pub(crate) fn urgent_pending(conn: &Conn) -> bool {
-    let sh = conn.shared.lock();
-    !sh.oob_inline && sh.urg_rx.is_some_and(|u| !u.read)
+/// What poll reports of the reading side.
+pub(crate) struct ReadPoll {
+    /// A read would not block (`EPOLLIN`).
+    pub(crate) readable: bool,
+    /// Reading is shut down: the peer is done writing or `SHUT_RD`
+    /// (`EPOLLRDHUP`).
+    pub(crate) shut: bool,
+    /// Urgent data not read yet (`EPOLLPRI`).
+    pub(crate) urgent: bool,
 }
 
-/// Whether a read would not block (poll's `EPOLLIN`), and whether
-/// reading is shut down: the peer is done writing or `SHUT_RD`
-/// (`EPOLLRDHUP`).
-/// `oob_inline` is the socket's `SO_OOBINLINE`. A reader at the urgent
-/// mark whose urgent byte arrived has it taken out of the stream here, as
-/// by a read: a poller waiting for what follows it (without reading the
-/// byte, or in-band) would wait forever otherwise, as the peer writes
-/// nothing after an urgent byte until it is consumed. Process context.
-pub(crate) fn readable(conn: &Conn, oob_inline: bool) -> (bool, bool) {
-    let (at_mark, shut) = {
-        let mut sh = conn.shared.lock();
-        sh.oob_inline = oob_inline;
-        (at_pending_mark(&sh), sh.rcv_shutdown)
-    };
-    if at_mark {
+/// What poll reports of the reading side; `oob_inline` is the socket's
+/// `SO_OOBINLINE`. A reader at the urgent mark whose urgent byte arrived
+/// has it taken out of the stream here, as by a read: a poller waiting for
+/// what follows it (without reading the byte, or in-band) would wait
+/// forever otherwise, as the peer writes nothing after an urgent byte
+/// until it is consumed. Process context.
+pub(crate) fn poll_read(conn: &Conn, oob_inline: bool) -> ReadPoll {
+    let mut sh = conn.shared.lock();
+    sh.oob_inline = oob_inline;
+    if at_pending_mark(&sh) {
+        drop(sh);
         let _ = take_urgent_at_mark(conn);
+        sh = conn.shared.lock();
     }
-    match avail(conn) {
+    let shut = sh.rcv_shutdown;
+    let (readable, shut) = match avail_locked(conn, &sh) {
         Ok(Avail::Bytes(_)) => (true, shut),
         Ok(Avail::Eof) | Err(_) => (true, true),
         Ok(Avail::Empty) => (false, shut),
+    };
+    ReadPoll {
+        readable,
+        shut,
+        urgent: !sh.oob_inline && sh.urg_rx.is_some_and(|u| !u.read),
     }
 }

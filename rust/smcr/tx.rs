@@ -37,11 +37,14 @@ const INLINE_WRITE_MAX: usize = 64;
 /// Room for new bytes in the send buffer; none for urgent data while the
 /// last urgent byte waits (one at a time, as upstream).
 fn room(conn: &Conn, urgent: bool) -> Result<u64> {
-    let sh = conn.shared.lock();
-    if let Some(e) = conn.sock_error(&sh) {
+    room_locked(conn, &conn.shared.lock(), urgent)
+}
+
+fn room_locked(conn: &Conn, sh: &ConnShared, urgent: bool) -> Result<u64> {
+    if let Some(e) = conn.sock_error(sh) {
         return Err(e);
     }
-    if conn.failure(&sh).is_some() || sh.close.write_closed() {
+    if conn.failure(sh).is_some() || sh.close.write_closed() {
         return Err(EPIPE.into());
     }
     if urgent && sh.urg_tx.is_some() {
@@ -51,17 +54,18 @@ fn room(conn: &Conn, urgent: bool) -> Result<u64> {
     Ok(u64::from(conn.sndbuf_size()).saturating_sub(used))
 }
 
-/// The peer closed: what is sent now is dropped (its RMB may already
-/// serve another connection), and, as TCP answers such a send with a
-/// reset, the connection fails with `EPIPE` after it: the send itself
-/// succeeds, the next one fails (and raises `SIGPIPE`).
-fn peer_closed(conn: &Conn) -> bool {
+/// The room a send starts with (see [`room`]), or `None` when the peer
+/// closed: what is sent now is dropped (its RMB may already serve another
+/// connection), and, as TCP answers such a send with a reset, the
+/// connection fails with `EPIPE` after it: the send itself succeeds, the
+/// next one fails (and raises `SIGPIPE`).
+fn start(conn: &Conn, urgent: bool) -> Option<Result<u64>> {
     let mut sh = conn.shared.lock();
-    if !sh.peer_state.any_close() || sh.error.is_some() || sh.close.write_closed() {
-        return false;
+    if sh.peer_state.any_close() && sh.error.is_none() && !sh.close.write_closed() {
+        sh.error = Some(EPIPE.into());
+        return None;
     }
-    sh.error = Some(EPIPE.into());
-    true
+    Some(room_locked(conn, &sh, urgent))
 }
 
 /// Sends `len` bytes of `msg`. A blocking call returns when every byte is
@@ -81,13 +85,14 @@ pub(crate) fn send(
     nodelay: bool,
     mut wait: impl FnMut(&dyn Fn() -> bool) -> Result,
 ) -> Result<usize> {
-    if peer_closed(conn) {
+    let Some(first) = start(conn, urgent) else {
         return Ok(len);
-    }
+    };
+    let mut first = Some(first);
     let mut sent = 0usize;
     let mut was_full = false;
     while sent < len {
-        let free = match room(conn, urgent) {
+        let free = match first.take().unwrap_or_else(|| room(conn, urgent)) {
             Ok(free) => free,
             // What was queued counts; the error comes with the next call.
             Err(_) if sent > 0 => break,
@@ -458,7 +463,8 @@ fn write_chunk(
     cdc::post_locked(conn, link, sh, slot, flags)
 }
 
-/// Whether a send would not block (poll's `EPOLLOUT`).
-pub(crate) fn writable(conn: &Conn) -> bool {
-    room(conn, false).map_or(true, |r| r > 0)
+/// Whether a send would not block (poll's `EPOLLOUT`), under the
+/// connection's lock.
+pub(crate) fn writable(conn: &Conn, sh: &ConnShared) -> bool {
+    room_locked(conn, sh, false).map_or(true, |r| r > 0)
 }
