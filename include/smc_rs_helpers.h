@@ -66,7 +66,6 @@ long smc_rs_sk_sndtimeo(const struct sock *sk, bool noblock);
 int smc_rs_sock_intr_errno(long timeo);
 bool smc_rs_sock_flag(const struct sock *sk, enum sock_flags flag);
 void smc_rs_sk_wake_async(const struct sock *sk, int how, int band);
-void smc_rs_sock_poll_wait(struct file *file, struct socket *sock, poll_table *p);
 void smc_rs_sk_wake_poll(struct sock *sk, __poll_t events);
 
 u32 smc_rs_rdma_start_port(const struct ib_device *dev);

@@ -249,11 +249,6 @@ void smc_rs_sk_wake_async(const struct sock *sk, int how, int band)
 	sk_wake_async(sk, how, band);
 }
 
-void smc_rs_sock_poll_wait(struct file *file, struct socket *sock, poll_table *p)
-{
-	sock_poll_wait(file, sock, p);
-}
-
 void smc_rs_sk_wake_poll(struct sock *sk, __poll_t events)
 {
 	struct socket_wq *wq;
