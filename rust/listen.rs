@@ -506,17 +506,10 @@ fn finish_handshake<S: ListenSocket>(
 /// and let go (else its link group would keep it, and its peer's end,
 /// waiting for a close that never comes).
 fn abandon(child: KernelSocket, outcome: ServerOutcome) {
-    let smcr = match outcome {
-        ServerOutcome::Smcr(conn) => Some(conn),
-        ServerOutcome::Fallback { .. } | ServerOutcome::Abort(_) => None,
-    };
-    Accepted {
-        clcsock: child,
-        reason: DeclineReason::PeerNoSmc,
-        peer_diagnosis: 0,
-        smcr,
+    child.abort();
+    if let ServerOutcome::Smcr(conn) = outcome {
+        settle::abandon(&conn);
     }
-    .reset();
 }
 
 /// `accept()` on a listening socket: the next finished connection, waiting

@@ -34,7 +34,6 @@ use crate::sys::errno::{EINVAL, ENODEV, ENOSPC};
 use crate::sys::print::smc_dbg;
 use crate::sys::sync::{RcuPointer, SpinLockBh};
 use crate::sys::tcp::TcpSock;
-use crate::sys::wake::Wake;
 use crate::wire::bufsize;
 use crate::wire::cdc::CdcMsg;
 use crate::wire::clc::SmcdGid;
@@ -134,8 +133,8 @@ impl DmbOwner for IsmRx {
         if a.sigurg {
             conn.signal_urgent();
         }
-        let state = a.settle.is_some_and(|d| d.wake);
-        conn.wake_for(a.wake.or_if(state, Wake::ALL));
+        // A message that settles the connection wakes everyone already.
+        conn.wake_for(a.wake);
     }
 }
 

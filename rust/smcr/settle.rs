@@ -72,8 +72,9 @@ pub(crate) fn abandon(conn: &Arc<Conn>) {
 
 /// Carries out what a CDC message left to do (softirq).
 pub(crate) fn after_cdc(conn: &Arc<Conn>, a: Arrival) {
-    if let Some(d) = a.settle {
-        settle_later(conn, d);
+    // A message that settles the connection wakes everyone (`a.wake`).
+    if a.settle.is_some() {
+        conn.schedule_push();
     } else if a.push {
         tx::push(conn);
     }
