@@ -116,8 +116,11 @@ impl IbClientOps for SmcIbClient {
         );
         // Readers skip it from now on; without memory for the new list it
         // stays listed (its memory is kept, its GIDs are gone) until the
-        // next change of the list.
+        // next change of the list. Marked under the holds' lock: no hold
+        // is taken after the count below was read.
+        let holds = entry.device.holds.lock();
         entry.device.removed.store(true, Ordering::Release);
+        drop(holds);
         if let Some(users) = USERS.read(|u| u.cloned()) {
             users.device_removed(&entry.device);
         }

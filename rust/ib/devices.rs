@@ -98,12 +98,19 @@ pub(crate) struct SmcIbDevice {
 pub(crate) struct DeviceHold(Arc<SmcIbDevice>);
 
 impl DeviceHold {
-    /// Holds `dev`.
-    pub(crate) fn new(dev: &Arc<SmcIbDevice>) -> Self {
+    /// Holds `dev`; fails once its removal began. Checked under the lock
+    /// that the removal marks the device under: a hold is either counted
+    /// before the removal waits for the holds, or never taken (a link
+    /// still being made when the device went must not put verbs objects
+    /// on it after ib_core's removal of our client returned).
+    pub(crate) fn new(dev: &Arc<SmcIbDevice>) -> Result<Self> {
         let mut n = dev.holds.lock();
+        if dev.removed.load(Ordering::Acquire) {
+            return Err(ENODEV);
+        }
         *n = n.saturating_add(1);
         drop(n);
-        DeviceHold(dev.clone())
+        Ok(DeviceHold(dev.clone()))
     }
 }
 

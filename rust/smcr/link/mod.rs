@@ -235,7 +235,7 @@ impl Link {
         let ibdev = dev.device.ib();
         // Before the first verbs object: a removal of the device from here
         // on waits for this link.
-        let hold = DeviceHold::new(&dev.device);
+        let hold = DeviceHold::new(&dev.device)?;
         let pd = Pd::new(ibdev)?;
         let mut slots = Slots::wanted(&params);
         let send_cq = Cq::new(ibdev, slots.tx * WR_PER_SLOT + 2, 0)?;
