@@ -67,6 +67,7 @@ int smc_rs_sock_intr_errno(long timeo);
 bool smc_rs_sock_flag(const struct sock *sk, enum sock_flags flag);
 void smc_rs_sk_wake_async(const struct sock *sk, int how, int band);
 void smc_rs_sk_wake_poll(struct sock *sk, __poll_t events);
+void smc_rs_sk_set_async_nospace(struct sock *sk);
 
 u32 smc_rs_rdma_start_port(const struct ib_device *dev);
 u32 smc_rs_rdma_end_port(const struct ib_device *dev);

@@ -109,9 +109,9 @@ impl SocketFamily for SmcSock {
             drop(listed);
             match old {
                 SmcState::Listen(l) => l.stop(&st),
-                SmcState::Smcr { conn, owner, .. } => {
+                SmcState::Smcr { conn, .. } => {
                     // Nothing reaches the socket from the connection now.
-                    drop(owner);
+                    drop(conn.set_owner(None));
                     smcr_ops::release(sock, &mut st, conn)
                 }
                 _ => {}
@@ -140,7 +140,6 @@ impl SocketFamily for SmcSock {
             Some(c) => SmcState::Smcr {
                 conn: c,
                 reported: true,
-                owner: None,
             },
             None => SmcState::Fallback(conn.reason),
         };
@@ -155,12 +154,8 @@ impl SocketFamily for SmcSock {
         // The handshake was counted when it finished.
         match st.state {
             SmcState::Fallback(reason) => enter_fallback(sock, &mut st, Side::Server, reason),
-            SmcState::Smcr {
-                ref conn,
-                ref mut owner,
-                ..
-            } => {
-                *owner = Some(OwnerHook::new(sock.sk()));
+            SmcState::Smcr { ref conn, .. } => {
+                drop(conn.set_owner(Some(OwnerHook::new(sock.sk()))));
                 *sock.sk().state().diag_conn.lock() = Some(conn.clone());
                 st.set_sk_state(SMC_ACTIVE);
                 sock.set_connected(&st);

@@ -420,9 +420,37 @@ static void on_sigio(int sig)
 	sigio_count++;
 }
 
-/* O_ASYNC: SIGIO for a connection to accept and for a completed connect. */
+/*
+ * SIGIO for room: the non-blocking `c` is written until the send fails
+ * with EAGAIN, then the peer `s` reads everything.
+ */
+static void async_room(int c, int s)
+{
+	char buf[65536];
+	int i, idle = 0;
+
+	memset(buf, 'r', sizeof(buf));
+	for (i = 0; i < 1024 && write(c, buf, sizeof(buf)) > 0; i++)
+		;
+	sigio_count = 0;
+	fcntl(s, F_SETFL, O_NONBLOCK);
+	while (idle < 5) {
+		if (read(s, buf, sizeof(buf)) > 0)
+			idle = 0;
+		else
+			idle++, usleep(50000);
+	}
+	usleep(300000);
+	printf("SIGIO for room to write: %d\n", sigio_count > 0);
+}
+
+/*
+ * O_ASYNC: SIGIO for a connection to accept, for a completed connect, for
+ * bytes to read and for room to write.
+ */
 static void async_io(void)
 {
+	char buf[16];
 	struct sockaddr_storage ss;
 	socklen_t sl = addr(&ss, port + 12);
 	struct sigaction sa = { .sa_handler = on_sigio };
@@ -447,6 +475,13 @@ static void async_io(void)
 	usleep(300000);
 	printf("SIGIO for a completed connect: %d\n", sigio_count > 0);
 	s = accept(l, NULL, NULL);
+	usleep(100000);
+	sigio_count = 0;
+	write(s, "x", 1);
+	usleep(300000);
+	printf("SIGIO for bytes to read: %d\n", sigio_count > 0);
+	read(c, buf, sizeof(buf));
+	async_room(c, s);
 	close(s);
 	close(c);
 	close(l);

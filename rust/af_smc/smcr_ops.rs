@@ -36,7 +36,6 @@ pub(super) fn sendmsg(
     let (nodelay, cork) = clcsock.sk().nodelay_cork();
     let more = flags & b::MSG_MORE != 0 || cork;
     let net = sk.net();
-    tx::count_oversized(conn, net, len);
     if urgent {
         tech::special(net, conn.tech(), Special::Urgent);
     }
@@ -85,7 +84,6 @@ pub(super) fn recvmsg(
         tech::payload(net, conn.tech(), Dir::Rx, got.unwrap_or(0), got);
         return Ok(r? as i32);
     }
-    rx::count_reader_meets(conn, net, len);
     let r = rx::recv(
         conn,
         &mut msg,
@@ -136,6 +134,8 @@ pub(super) fn poll_mask(conn: &Conn, oob_inline: bool) -> u32 {
     let sh = conn.shared.lock();
     if tx::writable(conn, &sh) {
         mask |= EPOLLOUT | EPOLLWRNORM;
+    } else if let Some(o) = &sh.owner {
+        o.note_no_room();
     }
     if conn.sock_error(&sh).is_some() {
         mask |= EPOLLERR;

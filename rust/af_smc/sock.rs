@@ -39,13 +39,9 @@ pub(crate) enum SmcState {
     Fallback(DeclineReason),
     /// Connected over SMC-R. `reported` is false while a non-blocking
     /// connect's success is still to be told to the next `connect()`.
-    /// `owner` lets the connection's receive path signal the socket's
-    /// owner (an accepted socket gets it once it has its socket).
-    Smcr {
-        conn: Arc<Conn>,
-        reported: bool,
-        owner: Option<OwnerHook>,
-    },
+    /// The connection holds an [`OwnerHook`] onto the socket from here (an
+    /// accepted socket's once it has its socket) until `release`.
+    Smcr { conn: Arc<Conn>, reported: bool },
     /// Released.
     Closed,
 }
@@ -319,11 +315,8 @@ pub(super) fn enter_smcr(sock: &Sock<'_>, st: &mut Guard<'_>, side: Side, conn: 
     smc_dbg!("{:?}: {}, token {:#x}", side, mode, conn.token);
     let reported = !matches!(st.state, SmcState::Connecting(_));
     *sock.sk().state().diag_conn.lock() = Some(conn.clone());
-    st.state = SmcState::Smcr {
-        conn,
-        reported,
-        owner: Some(OwnerHook::new(sock.sk())),
-    };
+    drop(conn.set_owner(Some(OwnerHook::new(sock.sk()))));
+    st.state = SmcState::Smcr { conn, reported };
     st.set_sk_state(SMC_ACTIVE);
     sock.set_connected(st);
 }

@@ -33,6 +33,9 @@ use kernel::sync::Arc;
 /// queued).
 const QUEUE_LEN: usize = 32;
 
+/// Messages a kick takes from the queue at once.
+const KICK_BATCH: usize = 4;
+
 /// Who a DMB's signals are for: its connection.
 pub(crate) trait DmbOwner: Send + Sync {
     /// A CDC message for the connection, in the order the peer sent them;
@@ -75,14 +78,18 @@ impl Queue {
         Ok(())
     }
 
-    fn pop(&mut self) -> Option<CdcMsg> {
-        if self.len == 0 {
-            return None;
+    /// Moves the oldest messages into `out`, as many as fit; returns how
+    /// many.
+    fn pop_into(&mut self, out: &mut [CdcMsg]) -> usize {
+        let n = self.len.min(out.len());
+        for slot in out.iter_mut().take(n) {
+            if let Some(m) = self.msgs.get(self.head) {
+                *slot = *m;
+            }
+            self.head = (self.head + 1) % QUEUE_LEN;
         }
-        let msg = self.msgs.get(self.head).copied();
-        self.head = (self.head + 1) % QUEUE_LEN;
-        self.len -= 1;
-        msg
+        self.len -= n;
+        n
     }
 }
 
@@ -153,12 +160,19 @@ impl Dmb {
     /// no lock held (the owner takes its connection's lock).
     pub(crate) fn kick(&self) {
         let owner = self.owner.lock();
+        let mut batch = [CdcMsg::default(); KICK_BATCH];
         loop {
-            let Some(msg) = self.queue.lock().pop() else {
+            // A few at a time, one trip to the queue's lock for all of
+            // them. A sender that queues after the last trip kicks after
+            // this one lets go of `owner`, and applies its message then.
+            let n = self.queue.lock().pop_into(&mut batch);
+            for msg in batch.iter().take(n) {
+                if let Some(o) = owner.as_ref() {
+                    o.cdc_arrived(msg);
+                }
+            }
+            if n < KICK_BATCH {
                 break;
-            };
-            if let Some(o) = owner.as_ref() {
-                o.cdc_arrived(&msg);
             }
         }
     }

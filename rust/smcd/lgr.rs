@@ -130,9 +130,6 @@ impl DmbOwner for IsmRx {
         if a.settle.is_some() || a.push || a.update_consumer {
             conn.schedule_push();
         }
-        if a.sigurg {
-            conn.signal_urgent();
-        }
         // A message that settles the connection wakes everyone already.
         conn.wake_for(a.wake);
     }

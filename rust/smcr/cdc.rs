@@ -62,8 +62,6 @@ pub(crate) struct Arrival {
     pub(crate) settle: Option<Deferred>,
     /// The peer made room for what waits in the send buffer: push it.
     pub(crate) push: bool,
-    /// Send `SIGURG`: the peer announced urgent data.
-    pub(crate) sigurg: bool,
     /// The peer waits for room: send the consumer cursor.
     pub(crate) update_consumer: bool,
     /// Whom to wake.
@@ -189,11 +187,11 @@ pub(crate) fn apply(conn: &Arc<Conn>, cdc: &CdcMsg) -> Arrival {
     // The peer may have made room for what waits in the send buffer: it
     // goes from here, unless the work item settles the connection anyway.
     let push = sh.tx_copied > sh.tx_prod && !settle;
+    sh.signal_owner(wake, sigurg);
     drop(sh);
     Arrival {
         settle: settle.then_some(deferred),
         push,
-        sigurg,
         update_consumer: wants_update && unsent,
         wake,
     }

@@ -16,6 +16,7 @@ use super::path::DMB_HEADER;
 use crate::smcd::dmb::Dmb;
 use crate::stats::tech::{self, Dir, Tech};
 use crate::sys::net::Net;
+use crate::sys::owner::OwnerHook;
 use crate::sys::errno::{ECONNRESET, ENOLINK};
 use crate::sys::sync::{new_spinlock_bh, SpinLockBh};
 use crate::sys::tcp::TcpSock;
@@ -51,19 +52,6 @@ impl PeerRmb {
     pub(crate) fn key(&self, idx: usize) -> Option<Rtoken> {
         self.keys.get(idx).copied().flatten()
     }
-}
-
-/// What a completed send asks of its connection.
-#[derive(Clone, Copy, Debug, Default)]
-#[must_use]
-pub(crate) struct TxDone {
-    /// Bytes corked behind the write that completed go now.
-    pub(crate) push: bool,
-    /// The last write of a closed orphan completed: settle it (process
-    /// context), which frees it.
-    pub(crate) settle: bool,
-    /// Writers or a lingering close wait for room.
-    pub(crate) wake: Wake,
 }
 
 /// What the receive path (softirq) and the socket calls share.
@@ -149,6 +137,22 @@ pub(crate) struct ConnShared {
     /// The peer announced its next urgent byte (`urg_data_pending`) and
     /// the socket's owner got its `SIGURG`; the byte has not arrived yet.
     pub(crate) urg_announced: bool,
+    /// The socket that owns the connection, once it has one, until its
+    /// `release`: signalled under this lock.
+    pub(crate) owner: Option<OwnerHook>,
+}
+
+impl ConnShared {
+    /// Signals the socket's owner what `w` wakes for, as TCP's callbacks
+    /// do (see [`OwnerHook::signal_io`]), and urgent data with `urgent`.
+    pub(crate) fn signal_owner(&self, w: Wake, urgent: bool) {
+        if let Some(o) = &self.owner {
+            if urgent {
+                o.signal_urgent();
+            }
+            o.signal_io(w.reaches_readers(), w.reaches_writers());
+        }
+    }
 }
 
 /// An urgent byte from the peer: the last byte of the write its CDC
@@ -283,6 +287,7 @@ impl Conn {
                         urg_tx: None,
                         oob_inline: false,
                         urg_announced: false,
+                        owner: None,
                         error: None,
                         error_reported: false,
                     },
@@ -453,43 +458,17 @@ impl Conn {
         self.waker.wake(w);
     }
 
-    /// Sends `SIGURG` to the socket's owner: the peer announced urgent
-    /// data.
-    pub(crate) fn signal_urgent(&self) {
-        self.waker.signal_urgent();
+    /// Hooks the socket that owns the connection on (`Some`) or off
+    /// (`None`, in its `release`, before it is orphaned); returns the old
+    /// hook, to be dropped outside the connection's lock.
+    pub(crate) fn set_owner(&self, owner: Option<OwnerHook>) -> Option<OwnerHook> {
+        core::mem::replace(&mut self.shared.lock().owner, owner)
     }
 
-    /// The device completed the CDC message that covered the stream up to
-    /// `prod_total`: the send buffer below it is free. Returns what is to
-    /// be done now (see [`settle::after_tx`](super::settle::after_tx)).
-    pub(crate) fn tx_done(&self, prod_total: u64) -> TxDone {
-        let mut sh = self.shared.lock();
-        // Writers and pollers wait only while the send buffer is full, a
-        // lingering close while bytes are on their way: wake them then,
-        // not after every message.
-        let size = u64::from(self.sndbuf_size());
-        let was_full = sh.tx_copied - sh.tx_fin >= size;
-        if prod_total > sh.tx_fin {
-            sh.tx_fin = prod_total;
-        }
-        let wake = Wake::NONE.or_if(
-            was_full || (sh.tx_fin == sh.tx_copied && sh.close.write_closed()),
-            Wake::WRITERS,
-        );
-        // Bytes corked behind the write that completed go now, from here
-        // (as upstream's completion handler sends them): no work item, no
-        // thread to wake.
-        let corked = sh.tx_fin == sh.tx_prod && sh.tx_copied > sh.tx_prod;
-        // The last write of a closed orphan completed: it can be freed now
-        // (process context: the work item).
-        let done = sh.tx_fin == sh.tx_prod
-            && sh.close.closed()
-            && sh.announced_state == sh.sent_state
-            && self.orphaned.load(Ordering::Acquire);
-        TxDone {
-            push: corked,
-            settle: done,
-            wake,
+    /// A send or poll found no room: see [`OwnerHook::note_no_room`].
+    pub(crate) fn note_no_room(&self) {
+        if let Some(o) = &self.shared.lock().owner {
+            o.note_no_room();
         }
     }
 
@@ -519,6 +498,11 @@ impl Conn {
     /// The application got the failure.
     pub(crate) fn error_reported(&self) {
         self.shared.lock().error_reported = true;
+    }
+
+    /// Whether the socket was closed (see [`orphan`](Self::orphan)).
+    pub(crate) fn is_orphaned(&self) -> bool {
+        self.orphaned.load(Ordering::Acquire)
     }
 
     /// The socket let go of the connection.

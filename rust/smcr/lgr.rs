@@ -504,7 +504,7 @@ impl LinkOwner for LinkGroup {
         if token != 0 {
             conns.with(token, |c| {
                 if c.link_idx() == link.idx {
-                    done = Some(c.tx_done(prod_total));
+                    done = Some(super::tx::done(c, prod_total));
                 }
             });
         }

@@ -103,14 +103,10 @@ fn take_urgent_at_mark(conn: &Conn) -> Result {
     Ok(())
 }
 
-/// Counts what a reader asking for `len` bytes finds: a full RMB, or
-/// more than it asks for (upstream's `SMC_STAT_RMB_RX_FULL`,
-/// `SMC_STAT_RMB_RX_SIZE_SMALL`).
-pub(crate) fn count_reader_meets(conn: &Conn, net: &Net, len: usize) {
-    let readable = {
-        let sh = conn.shared.lock();
-        sh.rx_prod.saturating_sub(sh.rx_cons)
-    };
+/// Counts what a reader asking for `len` bytes finds, `readable` bytes:
+/// a full RMB, or more than it asks for (upstream's
+/// `SMC_STAT_RMB_RX_FULL`, `SMC_STAT_RMB_RX_SIZE_SMALL`).
+fn count_reader_meets(conn: &Conn, net: &Net, len: usize, readable: u64) {
     if readable >= u64::from(conn.rmb_size()) {
         tech::buffer_event(net, conn.tech(), Dir::Rx, BufferEvent::Full);
     }
@@ -155,11 +151,13 @@ pub(crate) fn recv(
     let mut got = 0usize;
     // What the reader finds, looked at once per step: the first with the
     // socket's `SO_OOBINLINE`, later ones with the consumer cursor's move.
-    let mut found = {
+    let (first, readable) = {
         let mut sh = conn.shared.lock();
         sh.oob_inline = oob_inline;
-        Some(look(conn, &mut sh, peek))
+        (look(conn, &mut sh, peek), sh.rx_prod.saturating_sub(sh.rx_cons))
     };
+    count_reader_meets(conn, conn.waker.net(), len, readable);
+    let mut found = Some(first);
     while got < len {
         let (at_mark, mut now) = match found.take() {
             Some(f) => f,

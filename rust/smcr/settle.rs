@@ -11,8 +11,9 @@
 
 use super::cdc::{self, Arrival};
 use super::close::{self, Deferred};
-use super::conn::{Conn, Path, TxDone};
-use super::tx;
+use super::conn::{Conn, Path};
+use super::tx::{self, TxDone};
+use crate::sys::wake::Wake;
 use crate::wire::close::CloseEvent;
 use kernel::sync::Arc;
 use kernel::workqueue::{impl_has_work, WorkItem};
@@ -56,7 +57,13 @@ pub(crate) fn settle_later(conn: &Arc<Conn>, d: Deferred) {
 /// abort where the link still carries it and through a reset of the
 /// clcsock (as upstream's abort does). Any context.
 pub(crate) fn abort(conn: &Arc<Conn>) {
-    let d = close::event(&mut conn.shared.lock(), CloseEvent::LocalAbort);
+    let d = {
+        let mut sh = conn.shared.lock();
+        let d = close::event(&mut sh, CloseEvent::LocalAbort);
+        // As TCP's error report: the owner learns of it.
+        sh.signal_owner(Wake::ALL, false);
+        d
+    };
     settle_later(conn, d.unwrap_or_default());
 }
 
@@ -77,9 +84,6 @@ pub(crate) fn after_cdc(conn: &Arc<Conn>, a: Arrival) {
         conn.schedule_push();
     } else if a.push {
         tx::push(conn);
-    }
-    if a.sigurg {
-        conn.signal_urgent();
     }
     if a.update_consumer {
         // The peer waits for room: tell it now, or with the next free slot.

@@ -20,7 +20,6 @@ use crate::stats::tech::{self, BufferEvent, Dir};
 use crate::sys::args::MsgHdr;
 use crate::sys::errno::{EAGAIN, ECONNRESET, EINTR, ENOLINK, EPIPE};
 use crate::sys::ib::mr::RegisteredBuf;
-use crate::sys::net::Net;
 use crate::sys::print::smc_dbg;
 use crate::sys::wake::Wake;
 use crate::wire::cdc::ProducerFlags;
@@ -54,18 +53,30 @@ fn room_locked(conn: &Conn, sh: &ConnShared, urgent: bool) -> Result<u64> {
     Ok(u64::from(conn.sndbuf_size()).saturating_sub(used))
 }
 
-/// The room a send starts with (see [`room`]), or `None` when the peer
-/// closed: what is sent now is dropped (its RMB may already serve another
-/// connection), and, as TCP answers such a send with a reset, the
-/// connection fails with `EPIPE` after it: the send itself succeeds, the
-/// next one fails (and raises `SIGPIPE`).
-fn start(conn: &Conn, urgent: bool) -> Option<Result<u64>> {
-    let mut sh = conn.shared.lock();
-    if sh.peer_state.any_close() && sh.error.is_none() && !sh.close.write_closed() {
-        sh.error = Some(EPIPE.into());
-        return None;
+/// The room a send of `len` bytes starts with (see [`room`]), or `None`
+/// when the peer closed: what is sent now is dropped (its RMB may already
+/// serve another connection), and, as TCP answers such a send with a
+/// reset, the connection fails with `EPIPE` after it: the send itself
+/// succeeds, the next one fails (and raises `SIGPIPE`). Counts a send
+/// larger than the send buffer or the peer's RMB (upstream's
+/// `SMC_STAT_RMB_TX_SIZE_SMALL`, `..._PEER_SIZE_SMALL`).
+fn start(conn: &Conn, urgent: bool, len: usize) -> Option<Result<u64>> {
+    let (room, peer_size) = {
+        let mut sh = conn.shared.lock();
+        if sh.peer_state.any_close() && sh.error.is_none() && !sh.close.write_closed() {
+            sh.error = Some(EPIPE.into());
+            return None;
+        }
+        (room_locked(conn, &sh, urgent), sh.peer.size)
+    };
+    let net = conn.waker.net();
+    if len as u64 > u64::from(conn.sndbuf_size()) {
+        tech::buffer_event(net, conn.tech(), Dir::Tx, BufferEvent::SizeSmall);
     }
-    Some(room_locked(conn, &sh, urgent))
+    if len as u64 > u64::from(peer_size) {
+        tech::buffer_event(net, conn.tech(), Dir::Tx, BufferEvent::SizeSmallPeer);
+    }
+    Some(room)
 }
 
 /// Sends `len` bytes of `msg`. A blocking call returns when every byte is
@@ -85,7 +96,7 @@ pub(crate) fn send(
     nodelay: bool,
     mut wait: impl FnMut(&dyn Fn() -> bool) -> Result,
 ) -> Result<usize> {
-    let Some(first) = start(conn, urgent) else {
+    let Some(first) = start(conn, urgent, len) else {
         return Ok(len);
     };
     let mut first = Some(first);
@@ -102,6 +113,7 @@ pub(crate) fn send(
             }
         };
         if free == 0 {
+            conn.note_no_room();
             if !was_full {
                 was_full = true;
                 tech::buffer_event(conn.waker.net(), conn.tech(), Dir::Tx, BufferEvent::Full);
@@ -137,18 +149,6 @@ pub(crate) fn send(
         return Err(EAGAIN.into());
     }
     Ok(sent)
-}
-
-/// Counts a send of `len` bytes larger than the send buffer or the peer's
-/// RMB (upstream's `SMC_STAT_RMB_TX_SIZE_SMALL`, `..._PEER_SIZE_SMALL`).
-pub(crate) fn count_oversized(conn: &Conn, net: &Net, len: usize) {
-    let peer = u64::from(conn.shared.lock().peer.size);
-    if len as u64 > u64::from(conn.sndbuf_size()) {
-        tech::buffer_event(net, conn.tech(), Dir::Tx, BufferEvent::SizeSmall);
-    }
-    if len as u64 > peer {
-        tech::buffer_event(net, conn.tech(), Dir::Tx, BufferEvent::SizeSmallPeer);
-    }
 }
 
 /// Whether new bytes wait in the send buffer instead of going at once:
@@ -468,3 +468,52 @@ fn write_chunk(
 pub(crate) fn writable(conn: &Conn, sh: &ConnShared) -> bool {
     room_locked(conn, sh, false).map_or(true, |r| r > 0)
 }
+
+/// What a completed send asks of its connection.
+#[derive(Clone, Copy, Debug, Default)]
+#[must_use]
+pub(crate) struct TxDone {
+    /// Bytes corked behind the write that completed go now.
+    pub(crate) push: bool,
+    /// The last write of a closed orphan completed: settle it (process
+    /// context), which frees it.
+    pub(crate) settle: bool,
+    /// Writers or a lingering close wait for room.
+    pub(crate) wake: Wake,
+}
+
+/// The device completed the CDC message that covered the stream up to
+/// `prod_total`: the send buffer below it is free. Returns what is to
+/// be done now (see [`settle::after_tx`](super::settle::after_tx)).
+pub(crate) fn done(conn: &Conn, prod_total: u64) -> TxDone {
+    let mut sh = conn.shared.lock();
+    // Writers and pollers wait only while the send buffer is full, a
+    // lingering close while bytes are on their way: wake them then,
+    // not after every message.
+    let size = u64::from(conn.sndbuf_size());
+    let was_full = sh.tx_copied - sh.tx_fin >= size;
+    if prod_total > sh.tx_fin {
+        sh.tx_fin = prod_total;
+    }
+    let wake = Wake::NONE.or_if(
+        was_full || (sh.tx_fin == sh.tx_copied && sh.close.write_closed()),
+        Wake::WRITERS,
+    );
+    // Bytes corked behind the write that completed go now, from here
+    // (as upstream's completion handler sends them): no work item, no
+    // thread to wake.
+    let corked = sh.tx_fin == sh.tx_prod && sh.tx_copied > sh.tx_prod;
+    // The last write of a closed orphan completed: it can be freed now
+    // (process context: the work item).
+    let done = sh.tx_fin == sh.tx_prod
+        && sh.close.closed()
+        && sh.announced_state == sh.sent_state
+        && conn.is_orphaned();
+    sh.signal_owner(wake, false);
+    TxDone {
+        push: corked,
+        settle: done,
+        wake,
+    }
+}
+

@@ -249,6 +249,11 @@ void smc_rs_sk_wake_async(const struct sock *sk, int how, int band)
 	sk_wake_async(sk, how, band);
 }
 
+void smc_rs_sk_set_async_nospace(struct sock *sk)
+{
+	sk_set_bit(SOCKWQ_ASYNC_NOSPACE, sk);
+}
+
 void smc_rs_sk_wake_poll(struct sock *sk, __poll_t events)
 {
 	struct socket_wq *wq;

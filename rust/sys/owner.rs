@@ -1,95 +1,97 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The SMC socket a connected clcsock serves, for the receive path: an
-//! SMC-R connection holds its clcsock (whose wait queue the SMC socket's
-//! callers sleep on, see [`TcpSock::wake_waiters`]), not the SMC socket.
-//! Through an [`OwnerHook`] it reaches the SMC socket to signal urgent
-//! data to the process that owns the socket's file (`F_SETOWN`), as TCP
-//! does.
+//! The SMC socket a connection serves, for the connection's paths that
+//! signal the process owning the socket's file: an SMC connection holds
+//! its clcsock (whose wait queue the SMC socket's callers sleep on, see
+//! [`TcpSock::wake`](super::tcp::TcpSock)), not the SMC socket. Through an
+//! [`OwnerHook`] it sends what TCP sends from its own callbacks: `SIGIO`
+//! for new bytes, a change of state and room to write (`O_ASYNC`), and
+//! `SIGURG` for urgent data (`F_SETOWN`).
 //!
-//! The hook uses the clcsock's `sk_user_data`, as a
-//! [`ListenHook`](super::listen::ListenHook) does on a listener: when set,
-//! it points at the live SMC `struct sock` that owns the clcsock, and is
-//! only read under the read side of the clcsock's callback lock.
+//! The connection keeps the hook under its own lock and signals under
+//! that lock; the socket takes the hook back under the same lock in its
+//! `release`, before it is orphaned. So whoever signals through a hook
+//! finds the socket connected, with its socket and file.
 
 use super::bindings;
 use super::sock::{SmcSk, SockState};
-use super::tcp::TcpSock;
-use core::ptr::null_mut;
-use kernel::types::ARef;
+use core::ffi::c_int;
 
-/// While alive, the clcsock of its owner names the owner, so that
-/// [`TcpSock::signal_urgent`] reaches it. Dropping it unhooks the owner;
-/// once the drop returns, nothing reaches the owner through the clcsock.
+/// The SMC socket (`struct sock`) of a connection, to signal its owner.
 ///
 /// # Invariants
 ///
-/// `tcp`'s `sk_user_data` points at the owner's `struct sock`, whose
-/// `sk_socket` stays the same live socket at least until the hook is
-/// dropped.
+/// `sk` is a `struct sock` this hook holds a reference to (`sock_hold`):
+/// its memory lives as long as the hook. Its `sk_socket` is the same live
+/// socket, with the same file, at least until the hook is dropped (the
+/// promise of [`OwnerHook::new`]'s caller).
 pub(crate) struct OwnerHook {
-    tcp: ARef<TcpSock>,
+    sk: *mut bindings::sock,
 }
 
+// SAFETY: a `struct sock` is made for use from any context; the hook only
+// calls functions that take its own locks (or RCU).
+unsafe impl Send for OwnerHook {}
+// SAFETY: as above.
+unsafe impl Sync for OwnerHook {}
+
 impl OwnerHook {
-    /// Hooks `owner` onto its clcsock. The owner must be connected with a
-    /// socket (`sk_socket` set) and must drop the hook in `release`,
-    /// before its socket is orphaned.
+    /// A hook onto `owner`. The owner must be connected with a socket
+    /// (`sk_socket` set) and must drop the hook in `release`, before its
+    /// socket is orphaned.
     pub(crate) fn new<S: SockState>(owner: &SmcSk<S>) -> Self {
-        let tcp = owner.state().clcsock().sk();
-        let sk = tcp.as_raw();
-        // `sk` is the live clcsock of `owner`; its user data changes under
-        // its callback lock, where readers look at it.
-        // SAFETY: so this write races with no reader.
-        unsafe {
-            bindings::smc_rs_callback_write_lock(sk);
-            bindings::smc_rs_set_user_data_nocopy(sk, owner.as_raw().cast());
-            bindings::smc_rs_callback_write_unlock(sk);
+        let sk = owner.as_raw();
+        // SAFETY: `owner` is a live socket, so its count is not zero.
+        unsafe { bindings::smc_rs_sock_hold(sk) };
+        // INVARIANT: held above; the socket and its file stay until the
+        // hook is dropped (the caller's promise).
+        OwnerHook { sk }
+    }
+
+    fn wake_async(&self, how: u32, band: u32) {
+        // SAFETY: `sk` is live (invariant); `sk_wake_async` checks
+        // `SOCK_FASYNC` and reads the socket's wait queue under RCU.
+        unsafe { bindings::smc_rs_sk_wake_async(self.sk, how as c_int, band as c_int) };
+    }
+
+    /// `SIGIO` to the `O_ASYNC` owners of the socket's file, as TCP sends
+    /// it: `readable` for new bytes or a change of the connection's state
+    /// (`POLL_IN`, unless a reader is blocked in its call), `room` for room
+    /// to write once a send or poll found none (`POLL_OUT`, see
+    /// [`Self::note_no_room`]). Any context.
+    pub(crate) fn signal_io(&self, readable: bool, room: bool) {
+        if readable {
+            self.wake_async(bindings::SOCK_WAKE_WAITD, bindings::POLL_IN);
         }
-        // INVARIANT: set above; the owner keeps its socket until it drops
-        // the hook (the caller's promise).
-        OwnerHook {
-            tcp: ARef::from(tcp),
+        if room {
+            // Signals only when `note_no_room` set `SOCKWQ_ASYNC_NOSPACE`,
+            // and clears it.
+            self.wake_async(bindings::SOCK_WAKE_SPACE, bindings::POLL_OUT);
         }
+    }
+
+    /// A send or poll found the send buffer full: the next wake-up for
+    /// room sends `SIGIO` (TCP's `SOCKWQ_ASYNC_NOSPACE`). Any context.
+    pub(crate) fn note_no_room(&self) {
+        // SAFETY: live socket (invariant); `sk_set_bit` does nothing
+        // without `SOCK_FASYNC` and sets an atomic bit of the wait queue of
+        // the socket, which is connected (invariant), otherwise.
+        unsafe { bindings::smc_rs_sk_set_async_nospace(self.sk) };
+    }
+
+    /// Urgent data were announced: `SIGURG` to the owner of the socket's
+    /// file (`F_SETOWN`), and to its `O_ASYNC` owners, as TCP's
+    /// `sk_send_sigurg`. Any context.
+    pub(crate) fn signal_urgent(&self) {
+        // SAFETY: live socket whose `sk_socket` and file are live
+        // (invariant); `sk_send_sigurg` checks both for NULL.
+        unsafe { bindings::sk_send_sigurg(self.sk) };
     }
 }
 
 impl Drop for OwnerHook {
     fn drop(&mut self) {
-        let sk = self.tcp.as_raw();
-        // Readers hold the read side of the callback lock: after the write
-        // side, none is running or will see the owner.
-        // SAFETY: live `sk` (reference held until the `ARef` goes).
-        unsafe {
-            bindings::smc_rs_callback_write_lock(sk);
-            bindings::smc_rs_set_user_data_nocopy(sk, null_mut());
-            bindings::smc_rs_callback_write_unlock(sk);
-        }
-    }
-}
-
-impl TcpSock {
-    /// Urgent data were announced on the connection this clcsock serves:
-    /// `SIGURG` to the owner of the SMC socket's file (`F_SETOWN`), and to
-    /// its `O_ASYNC` owners, as TCP's `sk_send_sigurg`. Nothing when no
-    /// SMC socket is hooked. Any context.
-    pub(crate) fn signal_urgent(&self) {
-        let sk = self.as_raw();
-        // SAFETY: `sk` is live (type invariant).
-        unsafe { bindings::smc_rs_callback_read_lock(sk) };
-        // SAFETY: as above.
-        let owner = unsafe { bindings::smc_rs_user_data(sk) }.cast::<bindings::sock>();
-        if !owner.is_null() {
-            // Set by a hook (this one, or a listener's on a listening
-            // clcsock, which also points at its live SMC socket) that is
-            // unset under the write side before its owner's socket goes:
-            // under the read side the owner, its socket and the socket's
-            // file (freed after the socket's `release`) are live, and
-            // `sk_send_sigurg` checks both for NULL.
-            // SAFETY: so `owner` is a live `struct sock`.
-            unsafe { bindings::sk_send_sigurg(owner) };
-        }
-        // SAFETY: taken above.
-        unsafe { bindings::smc_rs_callback_read_unlock(sk) };
+        // SAFETY: the reference taken in `new`.
+        unsafe { bindings::smc_rs_sock_put(self.sk) };
     }
 }

@@ -62,6 +62,16 @@ impl Wake {
         }
     }
 
+    /// Whether it reaches those waiting to read.
+    pub(crate) fn reaches_readers(self) -> bool {
+        self.all || self.events & epoll::EPOLLIN != 0
+    }
+
+    /// Whether it reaches those waiting to write.
+    pub(crate) fn reaches_writers(self) -> bool {
+        self.all || self.events & epoll::EPOLLOUT != 0
+    }
+
     /// `self`, and `w` when `cond`.
     pub(crate) fn or_if(self, cond: bool, w: Wake) -> Wake {
         if cond {
