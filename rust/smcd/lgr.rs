@@ -346,7 +346,6 @@ fn make_conn(
     let (lgr, conn, first_contact) = reg.add(peer, net, lgr_id, |lgr| {
         let path = IsmPath {
             own: own.clone(),
-            peer: None,
             group: lgr.clone(),
         };
         let conn = Conn::new_ism(next_token(), path, waker)?;
@@ -440,7 +439,7 @@ pub(crate) fn dmb_diag(conn: &Conn) -> Option<DmbDiag> {
         my_gid: mine.gid,
         my_gid_ext: mine.gid_ext,
         token: p.own.token,
-        peer_token: p.peer.as_ref().map_or(0, |d| d.token),
+        peer_token: conn.peer_dmb().map_or(0, |d| d.token),
     })
 }
 

@@ -349,7 +349,7 @@ pub(crate) fn update_consumer(conn: &Conn) {
         if let Some(peer) = conn.peer_dmb() {
             let sent = {
                 let mut sh = conn.shared.lock();
-                sh.error.is_none() && signal_locked(conn, &peer, &mut sh, ProducerFlags::default()).is_ok()
+                sh.error.is_none() && signal_locked(conn, peer, &mut sh, ProducerFlags::default()).is_ok()
             };
             if sent {
                 peer.kick();

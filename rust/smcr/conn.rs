@@ -17,8 +17,8 @@ use crate::smcd::dmb::Dmb;
 use crate::stats::tech::{self, Dir, Tech};
 use crate::sys::net::Net;
 use crate::sys::owner::OwnerHook;
-use crate::sys::errno::{ECONNRESET, ENOLINK};
-use crate::sys::sync::{new_spinlock_bh, SpinLockBh};
+use crate::sys::errno::{EALREADY, ECONNRESET, ENOLINK};
+use crate::sys::sync::{new_spinlock_bh, OnceArc, SpinLockBh};
 use crate::sys::tcp::TcpSock;
 use crate::sys::wake::Wake;
 use crate::wire::cdc::{ConnStateFlags, ProducerFlags};
@@ -190,6 +190,9 @@ pub(crate) struct Conn {
     /// SMC-D: the send buffer is the peer's RMB (nothing is copied or
     /// completed: room comes back as the peer reads).
     ism: bool,
+    /// SMC-D: the peer's DMB (our send buffer's memory, and where our CDC
+    /// messages go), once the CLC handshake named it; read without a lock.
+    peer_dmb: OnceArc<Dmb>,
     /// Settles the connection in process context after an event taken in
     /// softirq context (closing flags, an abort, the clcsock's reset).
     #[pin]
@@ -251,6 +254,7 @@ impl Conn {
                 rmb_size: rmb.len() as u32,
                 sndbuf_size: AtomicU32::new(sndbuf.as_ref().map_or(0, |b| b.len() as u32)),
                 ism,
+                peer_dmb: OnceArc::new(),
                 rmb <- new_mutex!(Some(rmb), "Conn::rmb"),
                 sndbuf <- new_spinlock_bh!(sndbuf, "Conn::sndbuf"),
                 tx_work <- new_work!("Conn::tx_work"),
@@ -328,11 +332,8 @@ impl Conn {
 
     /// The peer's DMB an SMC-D connection writes into and signals, once
     /// the handshake named it (`None` for SMC-R).
-    pub(crate) fn peer_dmb(&self) -> Option<Arc<Dmb>> {
-        match &*self.link.lock() {
-            Path::Ism(p) => p.peer.clone(),
-            Path::Link(_) => None,
-        }
+    pub(crate) fn peer_dmb(&self) -> Option<&Dmb> {
+        self.peer_dmb.get()
     }
 
     /// Counts the connection's buffers as given back (upstream counts that
@@ -376,10 +377,11 @@ impl Conn {
     /// now on, and our CDC messages go to it.
     pub(crate) fn attach_peer(&self, dmb: Arc<Dmb>, peer: PeerRmb) -> Result {
         let buf = ConnBuf::Mem(dmb.mem.clone());
-        match &mut *self.link.lock() {
-            Path::Ism(p) => p.peer = Some(dmb),
-            Path::Link(_) => return Err(ENOLINK.into()),
+        if !self.is_ism() {
+            return Err(ENOLINK.into());
         }
+        // The handshake names it once.
+        self.peer_dmb.set(dmb).map_err(|_| EALREADY)?;
         self.sndbuf_size.store(buf.len() as u32, Ordering::Release);
         *self.sndbuf.lock() = Some(buf);
         self.set_peer(peer);

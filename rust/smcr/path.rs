@@ -64,6 +64,13 @@ impl ConnBuf {
         m.fill_from_msg(base + offset, len, msg)
     }
 
+    /// Copies up to `len` bytes of the message into the ring of the DMB
+    /// whose memory is `dmb` at `offset` (an SMC-D send buffer, without
+    /// a `ConnBuf` of its own); how many.
+    pub(crate) fn fill_dmb_from_msg(dmb: &BufMem, offset: usize, len: usize, msg: &mut MsgHdr<'_>) -> Result<usize> {
+        dmb.fill_from_msg(DMB_HEADER + offset, len, msg)
+    }
+
     /// Copies up to `len` bytes of the ring at `offset` to the message;
     /// how many (see [`BufMem::drain_to_msg`]).
     pub(crate) fn drain_to_msg(&self, offset: usize, len: usize, msg: &mut MsgHdr<'_>) -> Result<usize> {
@@ -98,11 +105,9 @@ pub(crate) enum Path {
 /// An SMC-D connection's ends: its DMB, and the peer's once attached.
 #[derive(Clone)]
 pub(crate) struct IsmPath {
-    /// Our DMB (the RMB), registered with the device.
+    /// Our DMB (the RMB), registered with the device. The peer's is the
+    /// connection's ([`Conn::peer_dmb`](super::conn::Conn::peer_dmb)).
     pub(crate) own: Arc<Dmb>,
-    /// The peer's DMB (our send buffer's memory, and where our CDC
-    /// messages go); `None` until the CLC handshake named it.
-    pub(crate) peer: Option<Arc<Dmb>>,
     /// The link group, told when the connection is finished.
     pub(crate) group: Arc<dyn IsmGroup>,
 }

@@ -13,7 +13,7 @@
 use super::bufs::LgrBuf;
 use super::cdc;
 use super::close;
-use super::conn::{Conn, ConnShared};
+use super::conn::{Conn, ConnBuf, ConnShared};
 use super::link::Link;
 use crate::smcd::dmb::Dmb;
 use crate::stats::tech::{self, BufferEvent, Dir};
@@ -189,14 +189,22 @@ fn copy_in(
     // Only this socket's caller (under the socket lock) moves `tx_copied`.
     let start = conn.shared.lock().tx_copied;
     let off = (start % size as u64) as usize;
-    // The copy from the caller may fault and sleep: it holds a reference
-    // to the buffer, not its lock (whoever drops the last one is in
-    // process context: this call, or the one that took the buffer back).
-    let sndbuf = conn.sndbuf.lock().clone().ok_or(ECONNRESET)?;
-    let copied = sndbuf.fill_from_msg(off, n.min(size - off), msg)?;
-    // The devices read what the CPU wrote (a no-op where DMA is coherent).
-    sndbuf.sync_for_device();
-    drop(sndbuf);
+    let copied = if let Some(peer) = conn.peer_dmb() {
+        // SMC-D: the send buffer is the peer's DMB, which the connection
+        // holds as long as it lives; no device reads it.
+        ConnBuf::fill_dmb_from_msg(&peer.mem, off, n.min(size - off), msg)?
+    } else {
+        // The copy from the caller may fault and sleep: it holds a
+        // reference to the buffer, not its lock (whoever drops the last
+        // one is in process context: this call, or the one that took the
+        // buffer back).
+        let sndbuf = conn.sndbuf.lock().clone().ok_or(ECONNRESET)?;
+        let copied = sndbuf.fill_from_msg(off, n.min(size - off), msg)?;
+        // The devices read what the CPU wrote (a no-op where DMA is
+        // coherent).
+        sndbuf.sync_for_device();
+        copied
+    };
     let mut sh = conn.shared.lock();
     sh.tx_copied += copied as u64;
     if copied > 0 && urgent_at == Some(copied) {
@@ -213,7 +221,7 @@ fn copy_in(
 /// A connection that waits for a slot is pushed again when one completes.
 pub(crate) fn push(conn: &Conn) {
     let urgent_gone = if conn.is_ism() {
-        conn.peer_dmb().is_some_and(|peer| push_ism(conn, &peer))
+        conn.peer_dmb().is_some_and(|peer| push_ism(conn, peer))
     } else {
         // A failover between taking the link and the cursors (see
         // `push_on_link`) is rare; each try sees the move that ended it.

@@ -121,3 +121,58 @@ impl<T: Send + Sync + 'static> RcuPointer<T> {
         drop(unsafe { kernel::alloc::KBox::from_raw(old) });
     }
 }
+
+/// An `Arc` set at most once and then read without a lock for as long as
+/// this lives (an SMC-D connection's peer DMB: named once by the
+/// handshake, never changed after). Dropping it drops the `Arc`.
+pub(crate) struct OnceArc<T: Send + Sync> {
+    ptr: core::sync::atomic::AtomicPtr<T>,
+    _owns: core::marker::PhantomData<kernel::sync::Arc<T>>,
+}
+
+impl<T: Send + Sync> OnceArc<T> {
+    /// Not set.
+    pub(crate) const fn new() -> Self {
+        OnceArc {
+            ptr: core::sync::atomic::AtomicPtr::new(core::ptr::null_mut()),
+            _owns: core::marker::PhantomData,
+        }
+    }
+
+    /// Sets it to `v`; gives `v` back when it was set already.
+    pub(crate) fn set(&self, v: kernel::sync::Arc<T>) -> Result<(), kernel::sync::Arc<T>> {
+        let raw = kernel::sync::Arc::into_raw(v).cast_mut();
+        match self.ptr.compare_exchange(
+            core::ptr::null_mut(),
+            raw,
+            core::sync::atomic::Ordering::AcqRel,
+            core::sync::atomic::Ordering::Acquire,
+        ) {
+            Ok(_) => Ok(()),
+            // SAFETY: `raw` came from `Arc::into_raw` above and was not
+            // stored: its reference is still ours.
+            Err(_) => Err(unsafe { kernel::sync::Arc::from_raw(raw) }),
+        }
+    }
+
+    /// The value, once set.
+    pub(crate) fn get(&self) -> Option<&T> {
+        let p = self.ptr.load(core::sync::atomic::Ordering::Acquire);
+        // A stored pointer holds a reference to its `Arc` that only `drop`
+        // gives back, and it never changes once set: the value lives at
+        // least as long as `&self`.
+        // SAFETY: so `p` is NULL or valid for the borrow of `self`.
+        unsafe { p.as_ref() }
+    }
+}
+
+impl<T: Send + Sync> Drop for OnceArc<T> {
+    fn drop(&mut self) {
+        let p = *self.ptr.get_mut();
+        if !p.is_null() {
+            // SAFETY: `p` came from `Arc::into_raw` in `set`; its reference
+            // is given back once, here.
+            drop(unsafe { kernel::sync::Arc::from_raw(p) });
+        }
+    }
+}
