@@ -18,6 +18,8 @@ pub(crate) mod codec;
 pub(crate) mod cursor;
 #[path = "../wire/src/lgr_links.rs"]
 pub(crate) mod lgr_links;
+#[path = "../wire/src/ring.rs"]
+pub(crate) mod ring;
 #[path = "../wire/src/rtokens.rs"]
 pub(crate) mod rtokens;
 #[path = "../wire/src/lgr_match.rs"]

@@ -10,7 +10,7 @@ use super::inject;
 use super::link::Link;
 use super::rejects::{self, Reject};
 use crate::smcd::dmb::Dmb;
-use crate::sys::errno::{ECONNABORTED, ECONNRESET, ENOLINK};
+use crate::sys::errno::{EAGAIN, ECONNABORTED, ECONNRESET, ENOLINK};
 use crate::sys::sync::SpinLockBh;
 use crate::sys::wake::Wake;
 use crate::wire::bufsize::rmb_wnd_update_limit;
@@ -239,9 +239,25 @@ fn take_cursors(conn: &Conn, sh: &mut ConnShared, cdc: &CdcMsg) -> Result<(), Cu
     Ok(())
 }
 
+/// A failover moved the producer cursor back (see
+/// [`switch_resend_from`](crate::wire::lgr_links::switch_resend_from))
+/// and the bytes from there are not written again yet. No message goes
+/// but the one that announces them: each carries the producer cursor,
+/// and one below what the peer last heard moves upstream's cursor back,
+/// which it then counts forward again (its `smc_curs_diff` takes no step
+/// back; across a wrap it takes one as a step of nearly two rings): the
+/// reader would be handed bytes never written again. The write that
+/// catches up announces everything at once ([`tx::push`](super::tx::push)
+/// writes across the end of the send buffer), with the consumer cursor
+/// and flags due. An abort goes all the same.
+pub(crate) fn rewrite_pending(conn: &Conn, sh: &ConnShared) -> bool {
+    !conn.is_ism() && sh.tx_prod < sh.tx_prod_high && !sh.sent_state.peer_conn_abort
+}
+
 /// Builds the connection's next CDC message after `update` changed the
 /// shared state, and posts it on `slot` of `link`, all under the
-/// connection's lock so that sequence numbers go out in order.
+/// connection's lock so that sequence numbers go out in order; not while
+/// a rewrite is pending ([`rewrite_pending`], `EAGAIN`).
 pub(crate) fn post(
     conn: &Conn,
     link: &Link,
@@ -257,6 +273,9 @@ pub(crate) fn post(
         return Err(ENOLINK.into());
     }
     update(&mut sh);
+    if rewrite_pending(conn, &sh) {
+        return Err(EAGAIN.into());
+    }
     post_locked(conn, link, &mut sh, slot, flags)
 }
 

@@ -24,6 +24,7 @@ use crate::sys::print::smc_dbg;
 use crate::sys::wake::Wake;
 use crate::wire::cdc::ProducerFlags;
 use crate::wire::close::CloseEvent;
+use crate::wire::ring::write_pieces;
 use kernel::error::code::ERESTARTSYS;
 use kernel::prelude::*;
 use kernel::sync::Arc;
@@ -267,7 +268,7 @@ fn push_on_link(conn: &Conn) -> Option<bool> {
         // Whether anything can go is known before a slot is taken: a slot
         // taken and given back unused would not go to the connections
         // queued for one (only completions serve them).
-        let Some(chunk) = next_chunk(conn, &mut sh) else {
+        let Some(chunk) = next_chunk(&mut sh) else {
             break;
         };
         // No slot: the connection queues for the next that completes.
@@ -288,7 +289,7 @@ fn push_on_link(conn: &Conn) -> Option<bool> {
     // What waited for a free slot (the connection queued for one) goes
     // now, unless a data write above carried it. A link that is down
     // takes it with it; the clcsock's reset tells the peer then.
-    if control_due(conn, &sh) {
+    if control_due(conn, &sh) && !cdc::rewrite_pending(conn, &sh) {
         if let Ok(Some(slot)) = link.get_slot_or_queue(conn.token) {
             if cdc::post_locked(conn, &link, &mut sh, slot, ProducerFlags::default()).is_err() {
                 link.put_slot(slot);
@@ -366,11 +367,12 @@ struct Chunk {
     urgent: bool,
 }
 
-/// What the next write takes: no further than the end of the send buffer
-/// and the room in the peer's RMB; `None` when the peer has no room, or
-/// the last urgent byte waits for the peer to consume it.
-fn next_chunk(conn: &Conn, sh: &mut ConnShared) -> Option<Chunk> {
-    let (size, psize) = (u64::from(conn.sndbuf_size()), u64::from(sh.peer.size));
+/// What the next write takes: what waits, as far as the peer's RMB has
+/// room (across the end of the send buffer: one message announces it
+/// all, see [`write_chunk`]); `None` when the peer has no room, or the
+/// last urgent byte waits for the peer to consume it.
+fn next_chunk(sh: &mut ConnShared) -> Option<Chunk> {
+    let psize = u64::from(sh.peer.size);
     if psize == 0 {
         return None;
     }
@@ -378,8 +380,7 @@ fn next_chunk(conn: &Conn, sh: &mut ConnShared) -> Option<Chunk> {
     if peer_free == 0 {
         return None;
     }
-    let off = sh.tx_prod % size;
-    let len = (sh.tx_copied - sh.tx_prod).min(peer_free).min(size - off);
+    let len = (sh.tx_copied - sh.tx_prod).min(peer_free);
     cut_at_urgent(sh, len)
 }
 
@@ -417,10 +418,7 @@ fn write_chunk(
     let peer = sh.peer;
     let (size, psize) = (u64::from(conn.sndbuf_size()), u64::from(peer.size));
     let (n, urgent) = (chunk.len, chunk.urgent);
-    let off = sh.tx_prod % size;
-    let poff = sh.tx_prod % psize;
-    let first = n.min(psize - poff);
-    let pieces = [(off, poff, first), (off + first, 0, n - first)];
+    let pieces = write_pieces(sh.tx_prod, n, size, psize).ok_or(EPIPE)?;
     let inline_max = link.max_inline().min(INLINE_WRITE_MAX);
     // The peer's RMB as this link reaches it.
     let (Some(key), Some(mapped)) = (peer.key(link.idx), mapped) else {

@@ -21,6 +21,7 @@ pub mod cursor;
 pub mod lgr_links;
 pub mod lgr_match;
 pub mod llc;
+pub mod ring;
 pub mod rtokens;
 pub mod tokens;
 pub mod waiters;

@@ -46,9 +46,9 @@ use rxbufs::{RxLayout, WR_BUF_SIZE, WR_BUF_V2_SIZE};
 use slots::Slots;
 use txslots::TxSlots;
 
-/// Work requests one send slot may post: two RDMA WRITEs (a write that
-/// wraps the peer's ring) and the message.
-const WR_PER_SLOT: u32 = 3;
+/// Work requests one send slot may post: three RDMA WRITEs (a write that
+/// wraps the peer's ring and our send buffer's) and the message.
+const WR_PER_SLOT: u32 = 4;
 /// How long a sender waits for a free slot, in milliseconds (upstream:
 /// 10 s).
 const SLOT_WAIT_MS: u32 = 10_000;

@@ -11,6 +11,10 @@
 
 use super::txslots::SlotUse;
 use super::{Link, LinkQp, LinkState, SLOT_WAIT_MS, TX_BUFS, TX_LONG_BUF, WR_PER_SLOT};
+
+/// The work request of a slot that carries its message; the writes before
+/// it are numbered from 0.
+const MSG_WR: u32 = WR_PER_SLOT - 1;
 use super::rxbufs::WR_BUF_V2_SIZE;
 use super::slots::MAX_SLOTS;
 use crate::sys::errno::{EAGAIN, EBUSY, EINVAL, ENOLINK, ETIMEDOUT};
@@ -172,7 +176,7 @@ impl Link {
 
     /// Sends a control message (LLC or CDC, at most 48 bytes) on `slot`.
     pub(crate) fn post_msg(&self, slot: u32, msg: &[u8]) -> Result {
-        let wr = slot * WR_PER_SLOT + 2;
+        let wr = slot * WR_PER_SLOT + MSG_WR;
         let inline = msg.len() as u32 <= self.max_inline.load(Ordering::Relaxed);
         self.with_rts(|qp| {
             if inline {
@@ -199,7 +203,7 @@ impl Link {
             return Err(EBUSY.into());
         }
         self.mark_long(slot, true);
-        let wr = slot * WR_PER_SLOT + 2;
+        let wr = slot * WR_PER_SLOT + MSG_WR;
         let posted = self.with_rts(|qp| {
             let buf = qp.local_buf(TX_LONG_BUF).ok_or(ENOLINK)?;
             buf.write(0, msg)?;
@@ -237,7 +241,7 @@ impl Link {
         remote_addr: u64,
         rkey: u32,
     ) -> Result {
-        let wr = slot * WR_PER_SLOT + part.min(1);
+        let wr = slot * WR_PER_SLOT + part.min(MSG_WR - 1);
         self.with_rts(|qp| qp.post_rdma_write_held(wr, src, offset, len, remote_addr, rkey))
     }
 
@@ -252,7 +256,7 @@ impl Link {
         remote_addr: u64,
         rkey: u32,
     ) -> Result {
-        let wr = slot * WR_PER_SLOT + part.min(1);
+        let wr = slot * WR_PER_SLOT + part.min(MSG_WR - 1);
         self.with_rts(|qp| qp.post_rdma_write_inline(wr, data, remote_addr, rkey))
     }
 

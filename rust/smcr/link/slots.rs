@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! How many control message slots a new link gets: `net.smc.smcr_max_send_wr`
-//! send slots (each may post up to three work requests: two RDMA WRITEs and
-//! the message) and `net.smc.smcr_max_recv_wr` receive slots, at most
+//! send slots (each may post up to four work requests: three RDMA WRITEs
+//! and the message) and `net.smc.smcr_max_recv_wr` receive slots, at most
 //! [`MAX_SLOTS`] each (the sysctls allow up to 2048, as upstream; more than
 //! 64 are taken as 64). When the queue pair cannot be made for want of
 //! memory, both are halved and it is tried again, until either would drop
