@@ -2,8 +2,9 @@
 
 //! Sending on an SMC-R connection: `send` copies the application's bytes
 //! into the send buffer and returns; [`push`] RDMA-writes what the peer's
-//! RMB has room for at the producer cursor (two writes when its ring
-//! wraps), then one CDC message announces them. What does not fit waits in
+//! RMB has room for at the producer cursor (up to three writes, cut where
+//! its ring or the send buffer wraps), then one CDC message announces
+//! them. What does not fit waits in
 //! the send buffer and goes when the peer reports room (its consumer
 //! cursor) or a send slot frees up, from the completion handler.
 //!
