@@ -613,6 +613,78 @@ static void urgent(void)
 	end(fd);
 }
 
+static volatile sig_atomic_t sigios;
+
+static void on_sigio(int sig)
+{
+	(void)sig;
+	sigios++;
+}
+
+/* Reads what arrives on the non-blocking fd until nothing came for 0.5 s. */
+static void drain(int fd)
+{
+	char b[65536];
+	int idle = 0;
+
+	while (idle < 10) {
+		if (recv(fd, b, sizeof(b), MSG_DONTWAIT) > 0)
+			idle = 0;
+		else
+			idle++, usleep(50000);
+	}
+}
+
+/*
+ * O_ASYNC on the server's socket: SIGIO for bytes to read, for room to
+ * write once a send found the buffers full (the client then reads
+ * everything), and for the client's close.
+ */
+static void async_io(void)
+{
+	int fd = begin("SIGIO (O_ASYNC)"), i;
+	struct sigaction sa = { .sa_handler = on_sigio, .sa_flags = SA_RESTART };
+
+	if (is_server) {
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGIO, &sa, NULL);
+		SHOW("F_SETOWN", fcntl(fd, F_SETOWN, getpid()));
+		SHOW("O_ASYNC", fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK));
+		sigios = 0;
+	}
+	sync_peer();
+	if (!is_server)
+		send(fd, "x", 1, MSG_NOSIGNAL);
+	else
+		wait_for(fd, POLLIN);
+	sync_peer();
+	if (is_server) {
+		OBS("SIGIO for bytes to read", "%d", sigios > 0);
+		drain(fd);
+		for (i = 0; i < 1024 && send(fd, big, 65536, MSG_NOSIGNAL) > 0; i++)
+			;
+		sigios = 0;
+	}
+	sync_peer();
+	if (!is_server)
+		drain(fd);
+	sync_peer();
+	if (is_server) {
+		usleep(200000);
+		OBS("SIGIO for room to write", "%d", sigios > 0);
+		sigios = 0;
+	}
+	sync_peer();
+	if (!is_server) {
+		shutdown(fd, SHUT_WR);
+	} else {
+		wait_for(fd, POLLRDHUP);
+		OBS("SIGIO for the peer's close", "%d", sigios > 0);
+		signal(SIGIO, SIG_IGN);
+	}
+	end(fd);
+}
+
 /* Edge-triggered epoll: one wake-up per arrival, none without one. */
 static void epoll_edge(void)
 {
@@ -705,6 +777,7 @@ int main(int argc, char **argv)
 	send_timeout();
 	urgent();
 	epoll_edge();
+	async_io();
 	alarm(0);
 	return 0;
 }

@@ -119,8 +119,22 @@ pub(super) fn count_tcp_option(sock: &Sock<'_>, name: i32, val: SockoptIn<'_>) {
 /// What poll reports for an SMC-R connection; `oob_inline` is the
 /// socket's `SO_OOBINLINE`.
 pub(super) fn poll_mask(conn: &Conn, oob_inline: bool) -> u32 {
-    let mut mask = 0;
-    let r = rx::poll_read(conn, oob_inline);
+    // The sending side's bits under the lock the reading side's take.
+    let (r, (mut mask, write_closed)) = rx::poll_read(conn, oob_inline, |sh| {
+        let mut mask = 0;
+        if tx::writable(conn, sh) {
+            mask |= EPOLLOUT | EPOLLWRNORM;
+        } else if let Some(o) = &sh.owner {
+            o.note_no_room();
+        }
+        if conn.sock_error(sh).is_some() {
+            mask |= EPOLLERR;
+        }
+        if conn.failure(sh).is_some() {
+            mask |= EPOLLHUP;
+        }
+        (mask, sh.close.write_closed())
+    });
     if r.readable {
         mask |= EPOLLIN | EPOLLRDNORM;
     }
@@ -130,21 +144,8 @@ pub(super) fn poll_mask(conn: &Conn, oob_inline: bool) -> u32 {
     if r.urgent {
         mask |= EPOLLPRI;
     }
-    let rcv_shutdown = r.shut;
-    let sh = conn.shared.lock();
-    if tx::writable(conn, &sh) {
-        mask |= EPOLLOUT | EPOLLWRNORM;
-    } else if let Some(o) = &sh.owner {
-        o.note_no_room();
-    }
-    if conn.sock_error(&sh).is_some() {
-        mask |= EPOLLERR;
-    }
-    if conn.failure(&sh).is_some() {
-        mask |= EPOLLHUP;
-    }
     // Both directions shut down, as TCP's `SHUTDOWN_MASK`.
-    if sh.close.write_closed() && rcv_shutdown {
+    if write_closed && r.shut {
         mask |= EPOLLHUP;
     }
     mask

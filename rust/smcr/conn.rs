@@ -15,6 +15,7 @@ pub(crate) use super::path::{ConnBuf, IsmPath, Path};
 use super::path::DMB_HEADER;
 use crate::smcd::dmb::Dmb;
 use crate::stats::tech::{self, Dir, Tech};
+use crate::sys::ib::buf::BufMem;
 use crate::sys::net::Net;
 use crate::sys::owner::OwnerHook;
 use crate::sys::errno::{EALREADY, ECONNRESET, ENOLINK};
@@ -193,6 +194,8 @@ pub(crate) struct Conn {
     /// SMC-D: the peer's DMB (our send buffer's memory, and where our CDC
     /// messages go), once the CLC handshake named it; read without a lock.
     peer_dmb: OnceArc<Dmb>,
+    /// SMC-D: our DMB's memory (the RMB), read without a lock.
+    own_dmb: Option<Arc<BufMem>>,
     /// Settles the connection in process context after an event taken in
     /// softirq context (closing flags, an abort, the clcsock's reset).
     #[pin]
@@ -247,6 +250,10 @@ impl Conn {
         waker: ARef<TcpSock>,
     ) -> Result<Arc<Conn>> {
         let ism = matches!(path, Path::Ism(_));
+        let own_dmb = match &path {
+            Path::Ism(p) => Some(p.own.mem.clone()),
+            Path::Link(_) => None,
+        };
         Arc::pin_init(
             try_pin_init!(Conn {
                 token,
@@ -255,6 +262,7 @@ impl Conn {
                 sndbuf_size: AtomicU32::new(sndbuf.as_ref().map_or(0, |b| b.len() as u32)),
                 ism,
                 peer_dmb: OnceArc::new(),
+                own_dmb,
                 rmb <- new_mutex!(Some(rmb), "Conn::rmb"),
                 sndbuf <- new_spinlock_bh!(sndbuf, "Conn::sndbuf"),
                 tx_work <- new_work!("Conn::tx_work"),
@@ -334,6 +342,11 @@ impl Conn {
     /// the handshake named it (`None` for SMC-R).
     pub(crate) fn peer_dmb(&self) -> Option<&Dmb> {
         self.peer_dmb.get()
+    }
+
+    /// The memory of an SMC-D connection's own DMB (`None` for SMC-R).
+    pub(crate) fn own_dmb(&self) -> Option<&BufMem> {
+        self.own_dmb.as_deref()
     }
 
     /// Counts the connection's buffers as given back (upstream counts that

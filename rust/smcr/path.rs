@@ -71,6 +71,13 @@ impl ConnBuf {
         dmb.fill_from_msg(DMB_HEADER + offset, len, msg)
     }
 
+    /// Copies up to `len` bytes of the ring of the DMB whose memory is
+    /// `dmb` at `offset` to the message (an SMC-D RMB read without its
+    /// `ConnBuf`); how many.
+    pub(crate) fn drain_dmb_to_msg(dmb: &BufMem, offset: usize, len: usize, msg: &mut MsgHdr<'_>) -> Result<usize> {
+        dmb.drain_to_msg(DMB_HEADER + offset, len, msg)
+    }
+
     /// Copies up to `len` bytes of the ring at `offset` to the message;
     /// how many (see [`BufMem::drain_to_msg`]).
     pub(crate) fn drain_to_msg(&self, offset: usize, len: usize, msg: &mut MsgHdr<'_>) -> Result<usize> {

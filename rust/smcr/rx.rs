@@ -11,7 +11,7 @@
 //! it at once, which lets the peer go on) and read with `MSG_OOB`.
 
 use super::cdc;
-use super::conn::{Conn, ConnShared};
+use super::conn::{Conn, ConnBuf, ConnShared};
 use crate::stats::tech::{self, BufferEvent, Dir};
 use crate::sys::args::MsgHdr;
 use crate::sys::bindings as b;
@@ -21,8 +21,10 @@ use kernel::prelude::*;
 
 /// What a reader finds.
 enum Avail {
-    /// Bytes to read (up to the urgent mark at most).
-    Bytes(u64),
+    /// Bytes to read (up to the urgent mark at most), from the consumer
+    /// cursor (the second value: only the reader moves it, so it holds
+    /// until the reader's next step).
+    Bytes(u64, u64),
     /// The peer will send no more: end of stream.
     Eof,
     /// Nothing yet.
@@ -49,7 +51,7 @@ fn avail_locked(conn: &Conn, sh: &ConnShared) -> Result<Avail> {
         };
     }
     if n > 0 {
-        return Ok(Avail::Bytes(n));
+        return Ok(Avail::Bytes(n, sh.rx_cons));
     }
     if let Some(e) = conn.sock_error(sh) {
         return Err(e);
@@ -124,7 +126,7 @@ fn count_reader_meets(conn: &Conn, net: &Net, len: usize, readable: u64) {
 fn look(conn: &Conn, sh: &mut ConnShared, peek: bool) -> (bool, Result<Avail>) {
     let at_mark = !peek && at_pending_mark(sh);
     let found = avail_locked(conn, sh);
-    if !peek && !at_mark && matches!(found, Ok(Avail::Bytes(_))) {
+    if !peek && !at_mark && matches!(found, Ok(Avail::Bytes(..))) {
         let cons = sh.rx_cons;
         if let Some(u) = sh.urg_rx.as_mut() {
             u.at_mark = false;
@@ -172,8 +174,8 @@ pub(crate) fn recv(
             }
             now = look(conn, &mut conn.shared.lock(), peek).1;
         }
-        let n = match now {
-            Ok(Avail::Bytes(n)) => n,
+        let (n, cons) = match now {
+            Ok(Avail::Bytes(n, cons)) => (n, cons),
             Ok(Avail::Eof) => break,
             Err(e) if got == 0 => {
                 conn.error_reported();
@@ -206,12 +208,18 @@ pub(crate) fn recv(
         };
         let want = ((len - got) as u64).min(n) as usize;
         let size = conn.rmb_size() as usize;
-        // `look` found the bytes under the lock; only this reader moves
-        // the consumer cursor.
-        let start = conn.shared.lock().rx_cons + if peek { got as u64 } else { 0 };
+        let start = cons + if peek { got as u64 } else { 0 };
         let off = (start % size as u64) as usize;
         let first = want.min(size - off);
-        let copied = {
+        let copied = if let Some(dmb) = conn.own_dmb() {
+            // SMC-D: our DMB lives as long as the connection, and no
+            // device writes it.
+            let mut copied = ConnBuf::drain_dmb_to_msg(dmb, off, first, msg)?;
+            if copied == first && want > first {
+                copied += ConnBuf::drain_dmb_to_msg(dmb, 0, want - first, msg)?;
+            }
+            copied
+        } else {
             let rmb = conn.rmb.lock();
             let rmb = rmb.as_ref().ok_or(ECONNRESET)?;
             // What the peer's device wrote, visible to the CPU.
@@ -342,8 +350,9 @@ pub(crate) struct ReadPoll {
 /// has it taken out of the stream here, as by a read: a poller waiting for
 /// what follows it (without reading the byte, or in-band) would wait
 /// forever otherwise, as the peer writes nothing after an urgent byte
-/// until it is consumed. Process context.
-pub(crate) fn poll_read(conn: &Conn, oob_inline: bool) -> ReadPoll {
+/// until it is consumed. `rest` is what the caller asks of the
+/// connection under the same lock. Process context.
+pub(crate) fn poll_read<R>(conn: &Conn, oob_inline: bool, rest: impl FnOnce(&ConnShared) -> R) -> (ReadPoll, R) {
     let mut sh = conn.shared.lock();
     sh.oob_inline = oob_inline;
     if at_pending_mark(&sh) {
@@ -353,13 +362,14 @@ pub(crate) fn poll_read(conn: &Conn, oob_inline: bool) -> ReadPoll {
     }
     let shut = sh.rcv_shutdown;
     let (readable, shut) = match avail_locked(conn, &sh) {
-        Ok(Avail::Bytes(_)) => (true, shut),
+        Ok(Avail::Bytes(..)) => (true, shut),
         Ok(Avail::Eof) | Err(_) => (true, true),
         Ok(Avail::Empty) => (false, shut),
     };
-    ReadPoll {
+    let read = ReadPoll {
         readable,
         shut,
         urgent: !sh.oob_inline && sh.urg_rx.is_some_and(|u| !u.read),
-    }
+    };
+    (read, rest(&sh))
 }
