@@ -180,7 +180,8 @@ pub(crate) struct Conn {
     /// the link group ends (a device that goes away takes it back).
     #[pin]
     pub(crate) rmb: Mutex<Option<ConnBuf>>,
-    /// Our send buffer, read by the device; taken back like the RMB. A
+    /// Our SMC-R send buffer, read by the device; taken back like the RMB
+    /// (SMC-D writes into the peer's DMB, `peer_dmb`). A
     /// spinlock: the completion handler pushes from it in softirq context
     /// (it never drops the last reference there).
     #[pin]
@@ -389,14 +390,15 @@ impl Conn {
     /// token, `peer.size` its size): our send buffer is its memory from
     /// now on, and our CDC messages go to it.
     pub(crate) fn attach_peer(&self, dmb: Arc<Dmb>, peer: PeerRmb) -> Result {
-        let buf = ConnBuf::Mem(dmb.mem.clone());
         if !self.is_ism() {
             return Err(ENOLINK.into());
         }
+        // Its ring is our send buffer (written through `peer_dmb`, no
+        // `ConnBuf` of our own).
+        let ring = dmb.mem.len().saturating_sub(DMB_HEADER);
         // The handshake names it once.
         self.peer_dmb.set(dmb).map_err(|_| EALREADY)?;
-        self.sndbuf_size.store(buf.len() as u32, Ordering::Release);
-        *self.sndbuf.lock() = Some(buf);
+        self.sndbuf_size.store(ring as u32, Ordering::Release);
         self.set_peer(peer);
         Ok(())
     }

@@ -211,24 +211,24 @@ pub(crate) fn recv(
         let start = cons + if peek { got as u64 } else { 0 };
         let off = (start % size as u64) as usize;
         let first = want.min(size - off);
+        // The bytes from `off`, and from the ring's start where they wrap.
+        let mut drain = |drain_at: &dyn Fn(usize, usize, &mut MsgHdr<'_>) -> Result<usize>| {
+            let mut copied = drain_at(off, first, msg)?;
+            if copied == first && want > first {
+                copied += drain_at(0, want - first, msg)?;
+            }
+            Ok::<usize, Error>(copied)
+        };
         let copied = if let Some(dmb) = conn.own_dmb() {
             // SMC-D: our DMB lives as long as the connection, and no
             // device writes it.
-            let mut copied = ConnBuf::drain_dmb_to_msg(dmb, off, first, msg)?;
-            if copied == first && want > first {
-                copied += ConnBuf::drain_dmb_to_msg(dmb, 0, want - first, msg)?;
-            }
-            copied
+            drain(&|at, n, m| ConnBuf::drain_dmb_to_msg(dmb, at, n, m))?
         } else {
             let rmb = conn.rmb.lock();
             let rmb = rmb.as_ref().ok_or(ECONNRESET)?;
             // What the peer's device wrote, visible to the CPU.
             rmb.sync_for_cpu();
-            let mut copied = rmb.drain_to_msg(off, first, msg)?;
-            if copied == first && want > first {
-                copied += rmb.drain_to_msg(0, want - first, msg)?;
-            }
-            copied
+            drain(&|at, n, m| rmb.drain_to_msg(at, n, m))?
         };
         got += copied;
         if peek {

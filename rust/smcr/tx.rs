@@ -523,4 +523,3 @@ pub(crate) fn done(conn: &Conn, prod_total: u64) -> TxDone {
         wake,
     }
 }
-

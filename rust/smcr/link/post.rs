@@ -11,10 +11,6 @@
 
 use super::txslots::SlotUse;
 use super::{Link, LinkQp, LinkState, SLOT_WAIT_MS, TX_BUFS, TX_LONG_BUF, WR_PER_SLOT};
-
-/// The work request of a slot that carries its message; the writes before
-/// it are numbered from 0.
-const MSG_WR: u32 = WR_PER_SLOT - 1;
 use super::rxbufs::WR_BUF_V2_SIZE;
 use super::slots::MAX_SLOTS;
 use crate::sys::errno::{EAGAIN, EBUSY, EINVAL, ENOLINK, ETIMEDOUT};
@@ -29,6 +25,10 @@ use crate::wire::llc::LLC_LEN;
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 use kernel::sync::{Arc, CondVarTimeoutResult};
+
+/// The work request of a slot that carries its message; the writes before
+/// it are numbered from 0.
+const MSG_WR: u32 = WR_PER_SLOT - 1;
 
 impl Link {
     /// Takes a free send slot, waiting for one up to 10 seconds; `Err`
