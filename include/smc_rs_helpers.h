@@ -66,6 +66,7 @@ long smc_rs_sk_sndtimeo(const struct sock *sk, bool noblock);
 int smc_rs_sock_intr_errno(long timeo);
 bool smc_rs_sock_flag(const struct sock *sk, enum sock_flags flag);
 void smc_rs_sk_wake_async(const struct sock *sk, int how, int band);
+void smc_rs_sock_poll_wait(struct file *file, struct socket *sock, poll_table *p);
 void smc_rs_sk_wake_poll(struct sock *sk, __poll_t events);
 void smc_rs_sk_set_async_nospace(struct sock *sk);
 

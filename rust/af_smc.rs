@@ -172,14 +172,16 @@ impl SocketFamily for SmcSock {
         // Waiters queue on the clcsock: it is what wakes them, before and
         // after a fallback (the connect work item wakes them when done, a
         // listener when a connection is ready to be accepted).
-        let mask = clc(sock).poll(pt);
         // Without the socket lock, as upstream's `smc_poll`: a sender or
         // reader that sleeps holding it must not stall poll in other
         // threads.
         let conn = sock.sk().state().diag_conn.lock().clone();
         if let Some(conn) = conn {
+            // An SMC connection's mask is its own: TCP is not asked.
+            clc(sock).poll_wait(pt);
             return smcr_ops::poll_mask(&conn, sock.sk().oob_inline());
         }
+        let mask = clc(sock).poll(pt);
         let state = sock.sk().state();
         if state.listen.listening() {
             // Finished connections, and those accept() takes from TCP.

@@ -50,7 +50,7 @@ pub(super) fn sendmsg(
         |ready| st.wait(clcsock, &mut timeo, ready),
     );
     st.set_sk_state(conn.sk_state());
-    tech::payload(net, conn.tech(), Dir::Tx, len, r.as_ref().ok().copied());
+    conn.count_payload(Dir::Tx, len, r.as_ref().ok().copied());
     match r {
         Ok(n) => Ok(n as i32),
         Err(e) => Err(sk.stream_error(flags, e)),
@@ -81,7 +81,7 @@ pub(super) fn recvmsg(
             tech::special(net, conn.tech(), Special::Urgent);
         }
         let got = r.as_ref().ok().copied();
-        tech::payload(net, conn.tech(), Dir::Rx, got.unwrap_or(0), got);
+        conn.count_payload(Dir::Rx, got.unwrap_or(0), got);
         return Ok(r? as i32);
     }
     let r = rx::recv(
@@ -96,7 +96,7 @@ pub(super) fn recvmsg(
     );
     st.set_sk_state(conn.sk_state());
     let got = r.as_ref().ok().copied();
-    tech::payload(net, conn.tech(), Dir::Rx, got.unwrap_or(0), got);
+    conn.count_payload(Dir::Rx, got.unwrap_or(0), got);
     Ok(r? as i32)
 }
 
@@ -164,7 +164,7 @@ pub(super) fn shutdown(sock: &Sock<'_>, conn: &Arc<Conn>, how: i32) -> Result {
     let st = sock.sk().lock();
     let d = {
         let mut sh = conn.shared.lock();
-        let d = close::event(&mut sh, CloseEvent::AppShutdown(how))?;
+        let d = close::event(conn, &mut sh, CloseEvent::AppShutdown(how))?;
         sh.shut_rd |= how != Shutdown::Write;
         d
     };
@@ -210,9 +210,9 @@ pub(super) fn release(sock: &Sock<'_>, st: &mut Guard<'_>, conn: Arc<Conn>) {
         if linger == Some(0) {
             // Like TCP's reset: what waits is dropped, the peer sees an
             // abort (and a reset TCP connection).
-            let _ = close::event(&mut sh, CloseEvent::LocalAbort);
+            let _ = close::event(&conn, &mut sh, CloseEvent::LocalAbort);
         }
-        close::event(&mut sh, CloseEvent::AppClose).unwrap_or_default()
+        close::event(&conn, &mut sh, CloseEvent::AppClose).unwrap_or_default()
     };
     if let Some(mut timeo) = linger.filter(|t| *t > 0) {
         settle::settle(&conn);
@@ -223,7 +223,7 @@ pub(super) fn release(sock: &Sock<'_>, st: &mut Guard<'_>, conn: Arc<Conn>) {
         };
         let _ = st.wait(clcsock, &mut timeo, flushed);
         // The linger time is over: the close goes now.
-        let _ = close::event(&mut conn.shared.lock(), CloseEvent::TxFlushed);
+        let _ = close::event(&conn, &mut conn.shared.lock(), CloseEvent::TxFlushed);
     }
     // The connection holds its buffers no longer (upstream counts that
     // when it frees the connection).

@@ -16,7 +16,7 @@ use crate::sys::owner::OwnerHook;
 use crate::sys::print::smc_dbg;
 use crate::sys::sock::{SmcSk, SockGuard, SockState};
 use crate::sys::socket::{FileRedirect, Socket};
-use crate::sys::sync::{new_spinlock_bh, SpinLockBh};
+use kernel::sync::{new_spinlock, SpinLock};
 use crate::sys::tcp::KernelSocket;
 use crate::sys::wake::epoll;
 use crate::wire::clc::DeclineReason;
@@ -72,9 +72,11 @@ pub(crate) struct SmcSock {
     /// What the peer's decline said, for sock_diag.
     pub(super) peer_diagnosis: AtomicU32,
     /// The SMC-R connection while the socket is in SMC-R mode, for
-    /// sock_diag and poll (which do not take the socket lock).
+    /// sock_diag and poll (which do not take the socket lock). Process
+    /// context only: a plain spin lock, cheaper than one that also keeps
+    /// softirqs off.
     #[pin]
-    pub(super) diag_conn: SpinLockBh<Option<Arc<Conn>>>,
+    pub(super) diag_conn: SpinLock<Option<Arc<Conn>>>,
     /// What poll, accept and TCP's SYN handling need of a listener.
     #[pin]
     pub(super) listen: ListenCounters,
@@ -98,7 +100,8 @@ impl SockDiag for SmcSock {
         let reason = self.fallback_reason.load(Ordering::Relaxed);
         let (conn, link, state, dmb, ism) = {
             // The socket's reference keeps the connection while the lock
-            // is held: nothing is dropped here (softirqs are off).
+            // is held (release takes it under the lock): nothing is
+            // dropped here.
             let held = self.diag_conn.lock();
             match held.as_ref() {
                 Some(c) => (
@@ -154,7 +157,7 @@ impl SmcSock {
             connecting: AtomicBool::new(false),
             fallback_reason: AtomicU32::new(0),
             peer_diagnosis: AtomicU32::new(0),
-            diag_conn <- new_spinlock_bh!(None, "SmcSock::diag_conn"),
+            diag_conn <- new_spinlock!(None, "SmcSock::diag_conn"),
             listen <- ListenCounters::new(limit_hs),
             tcp_data_ready: SavedDataReady::new(),
             connect_work <- new_work!("SmcSock::connect_work"),

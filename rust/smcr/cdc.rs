@@ -86,7 +86,7 @@ pub(crate) fn apply(conn: &Arc<Conn>, cdc: &CdcMsg) -> Arrival {
             Reject::CdcStaleSeqno,
             format_args!("token {:#x}: validation of {} unseen", conn.token, cdc.seqno),
         );
-        let d = close::event(&mut sh, CloseEvent::LocalAbort).unwrap_or_default();
+        let d = close::event(conn, &mut sh, CloseEvent::LocalAbort).unwrap_or_default();
         return Arrival {
             settle: Some(d),
             ..Arrival::default()
@@ -117,13 +117,13 @@ pub(crate) fn apply(conn: &Arc<Conn>, cdc: &CdcMsg) -> Arrival {
                 conn.token, e, cdc.prod, cdc.cons
             ),
         );
-        deferred = close::event(&mut sh, CloseEvent::LocalAbort).unwrap_or_default();
+        deferred = close::event(conn, &mut sh, CloseEvent::LocalAbort).unwrap_or_default();
         settle = true;
     }
     if sh.rx_prod > prod_before && sh.shut_rd && sh.sent_state.peer_done_writing && !settle {
         // Data for a connection shut down both ways: reset, as TCP does.
         sh.error.get_or_insert(ECONNRESET.into());
-        deferred = close::event(&mut sh, CloseEvent::LocalAbort).unwrap_or_default();
+        deferred = close::event(conn, &mut sh, CloseEvent::LocalAbort).unwrap_or_default();
         settle = true;
     }
     // The peer consumed our last urgent byte: the next may go.
@@ -169,7 +169,7 @@ pub(crate) fn apply(conn: &Arc<Conn>, cdc: &CdcMsg) -> Arrival {
     ];
     for (new, ev) in events {
         if new {
-            let d = close::event(&mut sh, ev).unwrap_or_default();
+            let d = close::event(conn, &mut sh, ev).unwrap_or_default();
             deferred.wake |= d.wake;
             settle = true;
         }
@@ -362,18 +362,21 @@ pub(crate) fn consumer_update_due(conn: &Conn, sh: &ConnShared) -> bool {
 /// `tx::push`), which sends it even when less than the window update
 /// limit was read. On a link that is down nobody waits for it. Any context.
 pub(crate) fn update_consumer(conn: &Conn) {
+    if let Some(peer) = conn.peer_dmb() {
+        // SMC-D: signalled at once, under the lock that marks it wanted.
+        let sent = {
+            let mut sh = conn.shared.lock();
+            sh.rx_cons_wanted = true;
+            sh.error.is_none() && signal_locked(conn, peer, &mut sh, ProducerFlags::default()).is_ok()
+        };
+        if sent {
+            peer.kick();
+        }
+        return;
+    }
     // Before queueing: the queue may be served before this returns.
     conn.shared.lock().rx_cons_wanted = true;
     if conn.is_ism() {
-        if let Some(peer) = conn.peer_dmb() {
-            let sent = {
-                let mut sh = conn.shared.lock();
-                sh.error.is_none() && signal_locked(conn, peer, &mut sh, ProducerFlags::default()).is_ok()
-            };
-            if sent {
-                peer.kick();
-            }
-        }
         return;
     }
     let Ok(link) = conn.link() else { return };

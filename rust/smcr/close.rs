@@ -11,7 +11,7 @@
 //! once the lock is dropped: at once in process context, from the
 //! connection's work item when the event came in softirq context.
 
-use super::conn::ConnShared;
+use super::conn::{Conn, ConnShared};
 use crate::sys::errno::{ECONNABORTED, ECONNRESET, ENOTCONN};
 use crate::wire::close::{CloseEvent, CloseFlag, Shutdown, SockError};
 use kernel::prelude::*;
@@ -34,12 +34,13 @@ pub(crate) struct Deferred {
 /// carries them; [`settle`](super::settle::settle) sends one if nothing
 /// else does), a reset of the clcsock into `clcsock_reset`; both are done
 /// by `settle`.
-pub(crate) fn event(sh: &mut ConnShared, event: CloseEvent) -> Result<Deferred> {
+pub(crate) fn event(conn: &Conn, sh: &mut ConnShared, event: CloseEvent) -> Result<Deferred> {
     let (unread, pending) = (sh.rx_prod > sh.rx_cons, sh.tx_copied > sh.tx_prod);
     let mut out = Deferred::default();
     let mut next = Some(event);
     while let Some(ev) = next.take() {
         let a = sh.close.step(ev, unread, pending);
+        conn.mirror_state(sh);
         if a.not_connected {
             return Err(ENOTCONN.into());
         }

@@ -14,7 +14,7 @@ use super::peerkeys::PeerKeys;
 pub(crate) use super::path::{ConnBuf, IsmPath, Path};
 use super::path::DMB_HEADER;
 use crate::smcd::dmb::Dmb;
-use crate::stats::tech::{self, Dir, Tech};
+use crate::stats::tech::{self, BufferEvent, Dir, Tech, TechCounters};
 use crate::sys::ib::buf::BufMem;
 use crate::sys::net::Net;
 use crate::sys::owner::OwnerHook;
@@ -27,7 +27,7 @@ use crate::wire::close::CloseMachine;
 use crate::wire::cursor::Cursor;
 use crate::wire::lgr_links::LINKS_MAX;
 use crate::wire::rtokens::Rtoken;
-use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{new_mutex, Arc, Mutex};
 use kernel::types::ARef;
@@ -203,9 +203,13 @@ pub(crate) struct Conn {
     pub(super) tx_work: Work<Conn>,
     /// The clcsock, whose wait queue the socket's callers sleep on.
     pub(crate) waker: ARef<TcpSock>,
+    /// The counters of the clcsock's namespace that its data path adds to.
+    counters: Option<TechCounters>,
     /// The socket was closed: the link group frees the connection once the
     /// peer can no longer write into its RMB.
     orphaned: AtomicBool,
+    /// The close state of `shared`, for readers without its lock.
+    close_state: AtomicU8,
     #[pin]
     pub(crate) shared: SpinLockBh<ConnShared>,
     /// How the connection reaches its peer. SMC-R: the link it sends on
@@ -255,6 +259,7 @@ impl Conn {
             Path::Ism(p) => Some(p.own.mem.clone()),
             Path::Link(_) => None,
         };
+        let counters = TechCounters::new(waker.net(), if ism { Tech::Smcd } else { Tech::Smcr });
         Arc::pin_init(
             try_pin_init!(Conn {
                 token,
@@ -268,7 +273,9 @@ impl Conn {
                 sndbuf <- new_spinlock_bh!(sndbuf, "Conn::sndbuf"),
                 tx_work <- new_work!("Conn::tx_work"),
                 waker,
+                counters,
                 orphaned: AtomicBool::new(false),
+                close_state: AtomicU8::new(CloseMachine::active().state as u8),
                 shared <- new_spinlock_bh!(
                     ConnShared {
                         peer: peer.unwrap_or_default(),
@@ -336,6 +343,21 @@ impl Conn {
             Tech::Smcd
         } else {
             Tech::Smcr
+        }
+    }
+
+    /// Counts a `send` or `recv` on the connection (see
+    /// [`TechCounters::payload`]).
+    pub(crate) fn count_payload(&self, dir: Dir, len: usize, result: Option<usize>) {
+        if let Some(c) = &self.counters {
+            c.payload(dir, len, result);
+        }
+    }
+
+    /// Counts a buffer of the connection found full or too small.
+    pub(crate) fn count_buffer_event(&self, dir: Dir, event: BufferEvent) {
+        if let Some(c) = &self.counters {
+            c.buffer_event(dir, event);
         }
     }
 
@@ -546,52 +568,16 @@ impl Conn {
         }
     }
 
-    /// One keeper tick for a connection whose socket closed while bytes
-    /// still wait for room in the peer's RMB: true once the peer has not
-    /// consumed anything for `ticks` ticks in a row (then it is aborted,
-    /// as TCP gives up on an orphaned connection the peer no longer reads).
-    pub(crate) fn stalled(&self, ticks: u32) -> bool {
-        if !self.orphaned.load(Ordering::Acquire) {
-            return false;
-        }
-        let mut sh = self.shared.lock();
-        if sh.tx_copied == sh.tx_prod || sh.error.is_some() {
-            sh.stall = (0, 0);
-            return false;
-        }
-        let acked = sh.tx_acked;
-        sh.stall = if sh.stall.0 == acked {
-            (acked, sh.stall.1.saturating_add(1))
-        } else {
-            (acked, 0)
-        };
-        sh.stall.1 >= ticks
-    }
-
-    /// One keeper tick: true once the peer's clcsock has been finished
-    /// (its FIN came) for `ticks` ticks in which the peer sent nothing
-    /// (`quiet`: other ticks do not count) while no closing flag came
-    /// by CDC: the peer's socket is gone and its close message was lost
-    /// (upstream drops it when a dying task finds no free send slot), so
-    /// nothing would end the connection otherwise.
-    pub(crate) fn peer_vanished(&self, ticks: u32, quiet: bool) -> bool {
-        let mut sh = self.shared.lock();
-        // A peer that shut down its writing (upstream shuts its clcsock
-        // down the same way) told us with a flag: not vanished.
-        let told = sh.peer_state.any_close() || sh.peer_state.peer_done_writing;
-        if told || sh.error.is_some() || !self.waker.peer_finished() {
-            sh.fin_ticks = 0;
-            return false;
-        }
-        if quiet {
-            sh.fin_ticks = sh.fin_ticks.saturating_add(1);
-        }
-        sh.fin_ticks >= ticks
-    }
-
-    /// The connection's close state, numbered as sock_diag reports it.
+    /// The connection's close state, numbered as sock_diag reports it:
+    /// as of the last event of its machine, read without the lock.
     pub(crate) fn sk_state(&self) -> u8 {
-        self.shared.lock().close.state as u8
+        self.close_state.load(Ordering::Relaxed)
+    }
+
+    /// Copies the close state out of `sh` (the connection's, locked) for
+    /// [`sk_state`](Self::sk_state).
+    pub(crate) fn mirror_state(&self, sh: &ConnShared) {
+        self.close_state.store(sh.close.state as u8, Ordering::Relaxed);
     }
 }
 

@@ -28,6 +28,7 @@
 //! The registry runs [`LinkGroup::keep`] on each link group once per tick
 //! of its ticker, which runs only while there are link groups.
 
+use super::conn::Conn;
 use super::lgr::{LinkGroup, PENDING_ADD_LINK};
 use super::link::activity::stamp;
 use super::link::{Link, LinkState, Role};
@@ -131,10 +132,10 @@ impl LinkGroup {
                 older_than(now, l.activity.heard.load(Ordering::Relaxed), TICK_MS)
             });
             self.conns.lock().for_each(|c| {
-                if c.stalled(ORPHAN_STALL_TICKS) {
+                if stalled(c, ORPHAN_STALL_TICKS) {
                     smc_dbg!("lgr: closed connection {:#x} stalled, aborted", c.token);
                     settle::abort(c);
-                } else if c.peer_vanished(PEER_GONE_TICKS, peer_quiet) {
+                } else if peer_vanished(c, PEER_GONE_TICKS, peer_quiet) {
                     smc_dbg!("lgr: connection {:#x}: the peer's socket is gone", c.token);
                     c.shared.lock().error.get_or_insert(ECONNRESET.into());
                     settle::abort(c);
@@ -213,4 +214,47 @@ fn test_link(link: &Link, now: u64) -> bool {
         return false;
     }
     true
+}
+
+/// One keeper tick for a connection whose socket closed while bytes
+/// still wait for room in the peer's RMB: true once the peer has not
+/// consumed anything for `ticks` ticks in a row (then it is aborted,
+/// as TCP gives up on an orphaned connection the peer no longer reads).
+fn stalled(conn: &Conn, ticks: u32) -> bool {
+    if !conn.is_orphaned() {
+        return false;
+    }
+    let mut sh = conn.shared.lock();
+    if sh.tx_copied == sh.tx_prod || sh.error.is_some() {
+        sh.stall = (0, 0);
+        return false;
+    }
+    let acked = sh.tx_acked;
+    sh.stall = if sh.stall.0 == acked {
+        (acked, sh.stall.1.saturating_add(1))
+    } else {
+        (acked, 0)
+    };
+    sh.stall.1 >= ticks
+}
+
+/// One keeper tick: true once the peer's clcsock has been finished
+/// (its FIN came) for `ticks` ticks in which the peer sent nothing
+/// (`quiet`: other ticks do not count) while no closing flag came
+/// by CDC: the peer's socket is gone and its close message was lost
+/// (upstream drops it when a dying task finds no free send slot), so
+/// nothing would end the connection otherwise.
+fn peer_vanished(conn: &Conn, ticks: u32, quiet: bool) -> bool {
+    let mut sh = conn.shared.lock();
+    // A peer that shut down its writing (upstream shuts its clcsock
+    // down the same way) told us with a flag: not vanished.
+    let told = sh.peer_state.any_close() || sh.peer_state.peer_done_writing;
+    if told || sh.error.is_some() || !conn.waker.peer_finished() {
+        sh.fin_ticks = 0;
+        return false;
+    }
+    if quiet {
+        sh.fin_ticks = sh.fin_ticks.saturating_add(1);
+    }
+    sh.fin_ticks >= ticks
 }

@@ -12,11 +12,10 @@
 
 use super::cdc;
 use super::conn::{Conn, ConnBuf, ConnShared};
-use crate::stats::tech::{self, BufferEvent, Dir};
+use crate::stats::tech::{BufferEvent, Dir};
 use crate::sys::args::MsgHdr;
 use crate::sys::bindings as b;
 use crate::sys::errno::{EAGAIN, ECONNRESET, EINVAL};
-use crate::sys::net::Net;
 use kernel::prelude::*;
 
 /// What a reader finds.
@@ -108,12 +107,12 @@ fn take_urgent_at_mark(conn: &Conn) -> Result {
 /// Counts what a reader asking for `len` bytes finds, `readable` bytes:
 /// a full RMB, or more than it asks for (upstream's
 /// `SMC_STAT_RMB_RX_FULL`, `SMC_STAT_RMB_RX_SIZE_SMALL`).
-fn count_reader_meets(conn: &Conn, net: &Net, len: usize, readable: u64) {
+fn count_reader_meets(conn: &Conn, len: usize, readable: u64) {
     if readable >= u64::from(conn.rmb_size()) {
-        tech::buffer_event(net, conn.tech(), Dir::Rx, BufferEvent::Full);
+        conn.count_buffer_event(Dir::Rx, BufferEvent::Full);
     }
     if (len as u64) < readable {
-        tech::buffer_event(net, conn.tech(), Dir::Rx, BufferEvent::SizeSmall);
+        conn.count_buffer_event(Dir::Rx, BufferEvent::SizeSmall);
     }
 }
 
@@ -158,7 +157,7 @@ pub(crate) fn recv(
         sh.oob_inline = oob_inline;
         (look(conn, &mut sh, peek), sh.rx_prod.saturating_sub(sh.rx_cons))
     };
-    count_reader_meets(conn, conn.waker.net(), len, readable);
+    count_reader_meets(conn, len, readable);
     let mut found = Some(first);
     while got < len {
         let (at_mark, mut now) = match found.take() {

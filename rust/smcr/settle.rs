@@ -59,7 +59,7 @@ pub(crate) fn settle_later(conn: &Arc<Conn>, d: Deferred) {
 pub(crate) fn abort(conn: &Arc<Conn>) {
     let d = {
         let mut sh = conn.shared.lock();
-        let d = close::event(&mut sh, CloseEvent::LocalAbort);
+        let d = close::event(conn, &mut sh, CloseEvent::LocalAbort);
         // As TCP's error report: the owner learns of it.
         sh.signal_owner(Wake::ALL, false);
         d

@@ -17,7 +17,7 @@ use super::close;
 use super::conn::{Conn, ConnBuf, ConnShared};
 use super::link::Link;
 use crate::smcd::dmb::Dmb;
-use crate::stats::tech::{self, BufferEvent, Dir};
+use crate::stats::tech::{BufferEvent, Dir};
 use crate::sys::args::MsgHdr;
 use crate::sys::errno::{EAGAIN, ECONNRESET, EINTR, ENOLINK, EPIPE};
 use crate::sys::ib::mr::RegisteredBuf;
@@ -30,29 +30,42 @@ use kernel::error::code::ERESTARTSYS;
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
-
 /// The longest piece written inline (the link's limit applies too; CDC
 /// messages, 44 bytes, are sent inline, so every device here allows that).
 const INLINE_WRITE_MAX: usize = 64;
 
-/// Room for new bytes in the send buffer; none for urgent data while the
-/// last urgent byte waits (one at a time, as upstream).
-fn room(conn: &Conn, urgent: bool) -> Result<u64> {
+/// Room for new bytes in the send buffer.
+#[derive(Clone, Copy)]
+struct Room {
+    /// How many bytes fit; none for urgent data while the last urgent byte
+    /// waits (one at a time, as upstream).
+    free: u64,
+    /// Where they go: `tx_copied`, which only the socket's caller (under
+    /// the socket lock) moves.
+    at: u64,
+}
+
+fn room(conn: &Conn, urgent: bool) -> Result<Room> {
     room_locked(conn, &conn.shared.lock(), urgent)
 }
 
-fn room_locked(conn: &Conn, sh: &ConnShared, urgent: bool) -> Result<u64> {
+fn room_locked(conn: &Conn, sh: &ConnShared, urgent: bool) -> Result<Room> {
     if let Some(e) = conn.sock_error(sh) {
         return Err(e);
     }
     if conn.failure(sh).is_some() || sh.close.write_closed() {
         return Err(EPIPE.into());
     }
-    if urgent && sh.urg_tx.is_some() {
-        return Ok(0);
-    }
-    let used = sh.tx_copied.saturating_sub(sh.tx_fin);
-    Ok(u64::from(conn.sndbuf_size()).saturating_sub(used))
+    let free = if urgent && sh.urg_tx.is_some() {
+        0
+    } else {
+        let used = sh.tx_copied.saturating_sub(sh.tx_fin);
+        u64::from(conn.sndbuf_size()).saturating_sub(used)
+    };
+    Ok(Room {
+        free,
+        at: sh.tx_copied,
+    })
 }
 
 /// The room a send of `len` bytes starts with (see [`room`]), or `None`
@@ -62,7 +75,7 @@ fn room_locked(conn: &Conn, sh: &ConnShared, urgent: bool) -> Result<u64> {
 /// succeeds, the next one fails (and raises `SIGPIPE`). Counts a send
 /// larger than the send buffer or the peer's RMB (upstream's
 /// `SMC_STAT_RMB_TX_SIZE_SMALL`, `..._PEER_SIZE_SMALL`).
-fn start(conn: &Conn, urgent: bool, len: usize) -> Option<Result<u64>> {
+fn start(conn: &Conn, urgent: bool, len: usize) -> Option<Result<Room>> {
     let (room, peer_size) = {
         let mut sh = conn.shared.lock();
         if sh.peer_state.any_close() && sh.error.is_none() && !sh.close.write_closed() {
@@ -71,12 +84,11 @@ fn start(conn: &Conn, urgent: bool, len: usize) -> Option<Result<u64>> {
         }
         (room_locked(conn, &sh, urgent), sh.peer.size)
     };
-    let net = conn.waker.net();
     if len as u64 > u64::from(conn.sndbuf_size()) {
-        tech::buffer_event(net, conn.tech(), Dir::Tx, BufferEvent::SizeSmall);
+        conn.count_buffer_event(Dir::Tx, BufferEvent::SizeSmall);
     }
     if len as u64 > u64::from(peer_size) {
-        tech::buffer_event(net, conn.tech(), Dir::Tx, BufferEvent::SizeSmallPeer);
+        conn.count_buffer_event(Dir::Tx, BufferEvent::SizeSmallPeer);
     }
     Some(room)
 }
@@ -105,8 +117,8 @@ pub(crate) fn send(
     let mut sent = 0usize;
     let mut was_full = false;
     while sent < len {
-        let free = match first.take().unwrap_or_else(|| room(conn, urgent)) {
-            Ok(free) => free,
+        let r = match first.take().unwrap_or_else(|| room(conn, urgent)) {
+            Ok(r) => r,
             // What was queued counts; the error comes with the next call.
             Err(_) if sent > 0 => break,
             Err(e) => {
@@ -114,37 +126,47 @@ pub(crate) fn send(
                 return Err(e);
             }
         };
-        if free == 0 {
+        if r.free == 0 {
             conn.note_no_room();
             if !was_full {
                 was_full = true;
-                tech::buffer_event(conn.waker.net(), conn.tech(), Dir::Tx, BufferEvent::Full);
+                conn.count_buffer_event(Dir::Tx, BufferEvent::Full);
             }
             if nonblock {
                 break;
             }
-            let ready = || room(conn, urgent).map_or(true, |r| r > 0);
+            let ready = || room(conn, urgent).map_or(true, |r| r.free > 0);
             match wait(&ready) {
                 Ok(()) => continue,
                 Err(e) if sent > 0 && (e == EAGAIN || e == ERESTARTSYS || e == EINTR) => break,
                 Err(e) => return Err(e),
             }
         }
-        let (n, peer_full) = copy_in(
-            conn,
-            msg,
-            ((len - sent) as u64).min(free) as usize,
-            urgent.then_some(len - sent),
-        )?;
+        let n = copy_in(conn, msg, ((len - sent) as u64).min(r.free) as usize, r.at)?;
         if n == 0 {
             break;
         }
         sent += n;
-        if !corked(conn, more && sent == len, nodelay) {
+        let urgent_at = urgent.then_some(len - sent + n);
+        if let Some(peer) = conn.peer_dmb() {
+            // SMC-D: never corked (nothing is in flight); the bytes are
+            // announced under the lock that publishes them.
+            let mut sh = conn.shared.lock();
+            let peer_full = publish(&mut sh, n, urgent_at);
+            let pushed = push_ism_locked(conn, peer, &mut sh);
+            drop(sh);
             if peer_full {
-                tech::buffer_event(conn.waker.net(), conn.tech(), Dir::Tx, BufferEvent::FullPeer);
+                conn.count_buffer_event(Dir::Tx, BufferEvent::FullPeer);
             }
-            push(conn);
+            pushed.finish(conn, peer);
+        } else {
+            let peer_full = publish(&mut conn.shared.lock(), n, urgent_at);
+            if !corked(conn, more && sent == len, nodelay) {
+                if peer_full {
+                    conn.count_buffer_event(Dir::Tx, BufferEvent::FullPeer);
+                }
+                push(conn);
+            }
         }
     }
     if sent == 0 && len > 0 {
@@ -175,21 +197,11 @@ fn corked(conn: &Conn, more: bool, nodelay: bool) -> bool {
     in_flight && (more || (!nodelay && waiting <= limit)) && sh.urg_tx.is_none()
 }
 
-/// Copies up to `n` bytes of `msg` into the send buffer (up to its end at
-/// most); returns how many, and whether the peer's RMB has no room for
-/// what waits to be sent now. With `urgent_at`, the byte that many bytes on
-/// is the urgent one: when this copy ends with it, it is marked urgent in
-/// the same step that publishes it, so that no push (the completion
-/// handler's included) can send it without its flag.
-fn copy_in(
-    conn: &Conn,
-    msg: &mut MsgHdr<'_>,
-    n: usize,
-    urgent_at: Option<usize>,
-) -> Result<(usize, bool)> {
+/// Copies up to `n` bytes of `msg` into the send buffer at `start` (the
+/// room's `at`), up to its end at most; returns how many. Nothing sees
+/// them before [`publish`].
+fn copy_in(conn: &Conn, msg: &mut MsgHdr<'_>, n: usize, start: u64) -> Result<usize> {
     let size = conn.sndbuf_size() as usize;
-    // Only this socket's caller (under the socket lock) moves `tx_copied`.
-    let start = conn.shared.lock().tx_copied;
     let off = (start % size as u64) as usize;
     let copied = if let Some(peer) = conn.peer_dmb() {
         // SMC-D: the send buffer is the peer's DMB, which the connection
@@ -207,14 +219,20 @@ fn copy_in(
         sndbuf.sync_for_device();
         copied
     };
-    let mut sh = conn.shared.lock();
-    sh.tx_copied += copied as u64;
-    if copied > 0 && urgent_at == Some(copied) {
+    Ok(copied)
+}
+
+/// Publishes `n` bytes copied in: a push may send them from here. With
+/// `urgent_at`, the byte that many bytes on is the urgent one: when they
+/// end with it, it is marked urgent in the same step, so that no push (the
+/// completion handler's included) can send it without its flag. Returns
+/// whether the peer's RMB has no room for what waits to be sent now.
+fn publish(sh: &mut ConnShared, n: usize, urgent_at: Option<usize>) -> bool {
+    sh.tx_copied += n as u64;
+    if n > 0 && urgent_at == Some(n) {
         sh.urg_tx = Some(sh.tx_copied - 1);
     }
-    let peer_full = sh.tx_copied > sh.tx_prod
-        && sh.tx_prod - sh.tx_acked.min(sh.tx_prod) >= u64::from(sh.peer.size);
-    Ok((copied, peer_full))
+    sh.tx_copied > sh.tx_prod && sh.tx_prod - sh.tx_acked.min(sh.tx_prod) >= u64::from(sh.peer.size)
 }
 
 /// Writes what waits in the send buffer into the peer's RMB, as far as it
@@ -223,7 +241,10 @@ fn copy_in(
 /// A connection that waits for a slot is pushed again when one completes.
 pub(crate) fn push(conn: &Conn) {
     let urgent_gone = if conn.is_ism() {
-        conn.peer_dmb().is_some_and(|peer| push_ism(conn, peer))
+        conn.peer_dmb().is_some_and(|peer| {
+            let pushed = push_ism_locked(conn, peer, &mut conn.shared.lock());
+            pushed.kick(peer)
+        })
     } else {
         // A failover between taking the link and the cursors (see
         // `push_on_link`) is rare; each try sees the move that ended it.
@@ -300,51 +321,71 @@ fn push_on_link(conn: &Conn) -> Option<bool> {
     Some(urgent_before && sh.urg_tx.is_none())
 }
 
+/// What an SMC-D push did under the connection's lock, for after it.
+#[must_use]
+struct IsmPushed {
+    /// Messages were queued for the peer's DMB: it is to be kicked.
+    signalled: bool,
+    /// The last urgent byte was found gone.
+    urgent_gone: bool,
+}
+
+impl IsmPushed {
+    /// Kicks the peer's DMB if messages were queued (with no lock held);
+    /// returns whether the last urgent byte was found gone.
+    fn kick(self, peer: &Dmb) -> bool {
+        if self.signalled {
+            peer.kick();
+        }
+        self.urgent_gone
+    }
+
+    /// Kicks, and wakes a sender of urgent data waiting for the last
+    /// urgent byte to be gone (as [`push`] does).
+    fn finish(self, conn: &Conn, peer: &Dmb) {
+        if self.kick(peer) {
+            conn.wake_for(Wake::WRITERS);
+        }
+    }
+}
+
 /// Announces what waits in the send buffer of an SMC-D connection: its
 /// bytes are in the peer's DMB already (the send buffer is that memory),
 /// so a push only moves the producer cursor and signals it, together with
-/// any flags and consumer cursor due. Returns whether it found the last
-/// urgent byte gone.
-fn push_ism(conn: &Conn, peer: &Dmb) -> bool {
+/// any flags and consumer cursor due.
+fn push_ism_locked(conn: &Conn, peer: &Dmb, sh: &mut ConnShared) -> IsmPushed {
     let mut signalled = false;
-    let urgent_gone;
-    {
-        let mut sh = conn.shared.lock();
-        let urgent_before = sh.urg_tx.is_some();
-        while sh.error.is_none() && !sh.peer_state.any_close() && sh.tx_copied > sh.tx_prod {
-            // Every byte copied is in the peer's DMB: all of it goes,
-            // but for the urgent cut.
-            let waiting = sh.tx_copied - sh.tx_prod;
-            let Some(chunk) = cut_at_urgent(&mut sh, waiting) else {
-                break;
-            };
-            sh.tx_prod += chunk.len;
-            sh.tx_prod_high = sh.tx_prod;
-            if sh.tx_prod == sh.tx_copied {
-                let _ = close::event(&mut sh, CloseEvent::TxFlushed);
-            }
-            let flags = ProducerFlags {
-                urg_data_present: chunk.urgent,
-                urg_data_pending: chunk.urgent,
-                ..ProducerFlags::default()
-            };
-            if let Err(e) = cdc::signal_locked(conn, peer, &mut sh, flags) {
-                sh.error = Some(e);
-                break;
-            }
-            signalled = true;
+    let urgent_before = sh.urg_tx.is_some();
+    while sh.error.is_none() && !sh.peer_state.any_close() && sh.tx_copied > sh.tx_prod {
+        // Every byte copied is in the peer's DMB: all of it goes, but for
+        // the urgent cut.
+        let waiting = sh.tx_copied - sh.tx_prod;
+        let Some(chunk) = cut_at_urgent(sh, waiting) else {
+            break;
+        };
+        sh.tx_prod += chunk.len;
+        sh.tx_prod_high = sh.tx_prod;
+        if sh.tx_prod == sh.tx_copied {
+            let _ = close::event(conn, sh, CloseEvent::TxFlushed);
         }
-        if control_due(conn, &sh)
-            && cdc::signal_locked(conn, peer, &mut sh, ProducerFlags::default()).is_ok()
-        {
-            signalled = true;
+        let flags = ProducerFlags {
+            urg_data_present: chunk.urgent,
+            urg_data_pending: chunk.urgent,
+            ..ProducerFlags::default()
+        };
+        if let Err(e) = cdc::signal_locked(conn, peer, sh, flags) {
+            sh.error = Some(e);
+            break;
         }
-        urgent_gone = urgent_before && sh.urg_tx.is_none();
+        signalled = true;
     }
-    if signalled {
-        peer.kick();
+    if control_due(conn, sh) && cdc::signal_locked(conn, peer, sh, ProducerFlags::default()).is_ok() {
+        signalled = true;
     }
-    urgent_gone
+    IsmPushed {
+        signalled,
+        urgent_gone: urgent_before && sh.urg_tx.is_none(),
+    }
 }
 
 /// Whether a CDC message without new data is due after a push: what a
@@ -455,7 +496,7 @@ fn write_chunk(
         // A shutdown or close that waited for the last bytes goes with
         // them (its flags into this message); wake-ups follow from the
         // completion of the message.
-        let _ = close::event(sh, CloseEvent::TxFlushed);
+        let _ = close::event(conn, sh, CloseEvent::TxFlushed);
     }
     // More waits and the peer's RMB is full: ask for its consumer cursor.
     let blocked = sh.tx_copied > sh.tx_prod && sh.tx_prod - sh.tx_acked >= psize;
@@ -473,7 +514,7 @@ fn write_chunk(
 /// Whether a send would not block (poll's `EPOLLOUT`), under the
 /// connection's lock.
 pub(crate) fn writable(conn: &Conn, sh: &ConnShared) -> bool {
-    room_locked(conn, sh, false).map_or(true, |r| r > 0)
+    room_locked(conn, sh, false).map_or(true, |r| r.free > 0)
 }
 
 /// What a completed send asks of its connection.

@@ -8,7 +8,7 @@
 //! SMC-R and SMC-D (over the loopback device) apart.
 
 use crate::sys::net::Net;
-use crate::sys::pernet::PernetData;
+use crate::sys::pernet::{NetData, PernetData};
 use crate::sys::percpu::PerCpuCounters;
 use core::sync::atomic::AtomicU32;
 use kernel::prelude::*;
@@ -191,23 +191,54 @@ fn with(net: &Net, tech: Tech, f: impl FnOnce(&Block<'_>)) {
     });
 }
 
-/// A `send` (`Dir::Tx`: `len` asked for) or `recv` (`len` = what it
-/// returned) on a connection of `net` over `tech` that returned `result`: one
-/// call, and for a positive result its bytes and size class (upstream's
-/// `SMC_STAT_TX_PAYLOAD`, `SMC_STAT_RX_PAYLOAD`).
-pub(crate) fn payload(net: &Net, tech: Tech, dir: Dir, len: usize, result: Option<usize>) {
-    with(net, tech, |t| {
-        let (calls, bytes) = match dir {
-            Dir::Rx => (at::RX_CALLS, at::RX_BYTES),
-            Dir::Tx => (at::TX_CALLS, at::TX_BYTES),
-        };
-        t.add(calls, 1);
-        let Some(n) = result.filter(|n| *n > 0 && len > 0) else {
-            return;
-        };
-        t.add(TechStats::dir(dir).0 + size_class(len as u64), 1);
-        t.add(bytes, n as u64);
-    });
+/// One namespace's counters of one technology, found once for a
+/// connection's data path, which counts on every call.
+pub(crate) struct TechCounters {
+    stats: NetData<TechStats>,
+    tech: Tech,
+}
+
+impl TechCounters {
+    /// `net`'s counters of `tech`; `None` while they are not registered.
+    pub(crate) fn new(net: &Net, tech: Tech) -> Option<Self> {
+        Some(Self {
+            stats: NetData::new(net)?,
+            tech,
+        })
+    }
+
+    fn with(&self, f: impl FnOnce(&Block<'_>)) {
+        if let Some(stats) = self.stats.get() {
+            f(&Block {
+                stats,
+                base: self.tech.base(),
+            });
+        }
+    }
+
+    /// A `send` (`Dir::Tx`: `len` asked for) or `recv` (`len` = what it
+    /// returned) that returned `result`: one call, and for a positive
+    /// result its bytes and size class (upstream's `SMC_STAT_TX_PAYLOAD`,
+    /// `SMC_STAT_RX_PAYLOAD`).
+    pub(crate) fn payload(&self, dir: Dir, len: usize, result: Option<usize>) {
+        self.with(|t| {
+            let (calls, bytes) = match dir {
+                Dir::Rx => (at::RX_CALLS, at::RX_BYTES),
+                Dir::Tx => (at::TX_CALLS, at::TX_BYTES),
+            };
+            t.add(calls, 1);
+            let Some(n) = result.filter(|n| *n > 0 && len > 0) else {
+                return;
+            };
+            t.add(TechStats::dir(dir).0 + size_class(len as u64), 1);
+            t.add(bytes, n as u64);
+        });
+    }
+
+    /// A buffer was full or too small.
+    pub(crate) fn buffer_event(&self, dir: Dir, event: BufferEvent) {
+        self.with(|t| t.add(TechStats::dir(dir).2 + event.offset(), 1));
+    }
 }
 
 /// A connection of `net` got a buffer of `size` bytes.
@@ -239,11 +270,6 @@ fn buf_use(dir: Dir) -> usize {
 /// A connection of `net` gave back its buffer of `size` bytes.
 pub(crate) fn buffer_given_back(net: &Net, tech: Tech, dir: Dir, size: u32) {
     with(net, tech, |t| t.add(buf_use(dir), u64::from(size).wrapping_neg()));
-}
-
-/// A buffer of a connection of `net` over `tech` was full or too small.
-pub(crate) fn buffer_event(net: &Net, tech: Tech, dir: Dir, event: BufferEvent) {
-    with(net, tech, |t| t.add(TechStats::dir(dir).2 + event.offset(), 1));
 }
 
 /// A special socket call on a connection of `net` over `tech`.

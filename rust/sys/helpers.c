@@ -254,6 +254,11 @@ void smc_rs_sk_set_async_nospace(struct sock *sk)
 	sk_set_bit(SOCKWQ_ASYNC_NOSPACE, sk);
 }
 
+void smc_rs_sock_poll_wait(struct file *file, struct socket *sock, poll_table *p)
+{
+	sock_poll_wait(file, sock, p);
+}
+
 void smc_rs_sk_wake_poll(struct sock *sk, __poll_t events)
 {
 	struct socket_wq *wq;

@@ -9,10 +9,11 @@ use super::errno::EBUSY;
 use super::net::Net;
 use core::ffi::{c_int, c_uint};
 use core::marker::PhantomData;
+use core::ptr::NonNull;
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::error::{Error, Result};
 use kernel::prelude::*;
-use kernel::types::Opaque;
+use kernel::types::{ARef, Opaque};
 
 /// A type kept once per network namespace, built in place in the slot the
 /// kernel allocates for it.
@@ -98,6 +99,51 @@ pub(crate) fn with<T: PernetData, R>(net: &Net, f: impl FnOnce(&T) -> R) -> Opti
     // SAFETY: `net` is live (invariant of `Net`) and `T` is registered as `id`.
     let data = unsafe { &*bindings::smc_rs_net_generic(net.as_raw(), id).cast::<T>() };
     Some(f(data))
+}
+
+/// `T` of one namespace, found once: it holds the namespace, so reading
+/// it later takes no RCU read-side section (`net_generic`'s), for data
+/// paths that count into `T` on every call.
+pub(crate) struct NetData<T: PernetData> {
+    _net: ARef<Net>,
+    data: NonNull<T>,
+}
+
+// SAFETY: it only hands out `&T`, and `T` is `Send + Sync`; the namespace
+// reference may be dropped from any thread.
+unsafe impl<T: PernetData> Send for NetData<T> {}
+// SAFETY: as above.
+unsafe impl<T: PernetData> Sync for NetData<T> {}
+
+impl<T: PernetData> NetData<T> {
+    /// `net`'s `T`; `None` while `T` is not registered.
+    pub(crate) fn new(net: &Net) -> Option<Self> {
+        let id = T::id().load(Ordering::Acquire);
+        if id == 0 {
+            return None;
+        }
+        // SAFETY: `net` is live (invariant of `Net`) and `T` is registered
+        // as `id`, so its slot is allocated and initialised.
+        let data = unsafe { bindings::smc_rs_net_generic(net.as_raw(), id) }.cast::<T>();
+        Some(Self {
+            _net: ARef::from(net),
+            data: NonNull::new(data)?,
+        })
+    }
+
+    /// The value; `None` once `T` is no longer registered.
+    pub(crate) fn get(&self) -> Option<&T> {
+        if T::id().load(Ordering::Acquire) == 0 {
+            return None;
+        }
+        // The slot's address is fixed for the namespace's life (only the
+        // array of slot addresses is replaced under RCU), and it holds an
+        // initialised `T` until the namespace exits, which the reference
+        // held here prevents, or `T` is unregistered, checked above as
+        // `with` does.
+        // SAFETY: so `data` is valid for the borrow of `self`.
+        Some(unsafe { self.data.as_ref() })
+    }
 }
 
 /// # Safety

@@ -460,6 +460,15 @@ impl KernelSocket {
         ipv4_of_sockaddr(bytes)
     }
 
+    /// Queues the poller of the SMC socket's file on this socket's wait
+    /// queue (where the connection's wake-ups go), without asking TCP for
+    /// its mask: an SMC connection's is its own.
+    pub(crate) fn poll_wait(&self, pt: PollTable<'_>) {
+        // SAFETY: live socket (invariant); file and table come from the
+        // current poll call, as `sock_poll_wait` wants them.
+        unsafe { bindings::smc_rs_sock_poll_wait(pt.file, self.raw(), pt.wait) };
+    }
+
     /// `poll(2)` on this socket for the SMC socket's file: waiters are queued
     /// on this socket's wait queue.
     pub(crate) fn poll(&self, pt: PollTable<'_>) -> u32 {
