@@ -247,7 +247,8 @@ t_smcd_needs_ueid() {
 # smcd_view MODULE DIR: with MODULE loaded and SMC-D possible, what
 # smcss -D, smcd linkgroup and smcd stats print while two connections are
 # idle and after they ended, with tokens, GIDs, ids, inodes and ports
-# replaced by placeholders.
+# replaced by placeholders; then smcd info, and smc_chk's live test
+# (which names the mode it got) and static analysis.
 smcd_view() {
 	local mod=$1 dir=$2 rc=0
 	"$here/tools/smc_ueid" add SMC-RS-TESTBED 2>/dev/null
@@ -270,6 +271,15 @@ smcd_view() {
 	# on either module.
 	"$tools/smcd" stats | grep -vE 'Buffer full|Buffer too small|Total requests|Reqs|Avg requests' |
 		sed -E 's/ \([0-9.]+%\)$//'
+	"$tools/smcd" info
+	# smc_chk's live test against its own server, and its static look.
+	timeout 60 "$tools/smc_chk" -S -p 7152 >/dev/null 2>&1 &
+	local chk=$!
+	sleep 2
+	timeout 60 "$tools/smc_chk" -C 127.0.0.1 -p 7152 || rc=1
+	timeout 60 "$tools/smc_chk" -s || rc=1
+	kill "$chk" 2>/dev/null
+	wait "$chk" 2>/dev/null
 	return $rc
 }
 
@@ -292,6 +302,7 @@ t_smcd_as_upstream() {
 	modprobe -r smc_diag
 	rmmod smc; insmod "$ko" || return 1
 	cat "$dir/smc_rs.txt"
+	grep -q 'Success, using SMC-D' "$dir/smc_rs.txt" || rc=1
 	diff -u "$dir/upstream.txt" "$dir/smc_rs.txt" || rc=1
 	return $rc
 }
@@ -313,5 +324,5 @@ run_test "SMC-D loopback under smc_run: Redis (preload) and static busybox httpd
 run_test "SMC-D loopback over IPv6: 1 MiB intact, TCP segments flat" t_smcd_ipv6
 run_test "SMC-D loopback: smcss -D, smcd linkgroup and smcd stats show the connections" t_smcd_operators
 run_test "SMC-D loopback needs a UEID (no system EID off s390): none, no SMC-D" t_smcd_needs_ueid
-run_test "SMC-D loopback: upstream's loopback-ism as flat; smcss -D, smcd linkgroup/stats print the same for both" t_smcd_as_upstream
+run_test "SMC-D loopback: upstream's loopback-ism as flat; smcss -D, smcd linkgroup/stats/info and smc_chk print the same for both" t_smcd_as_upstream
 run_test "SMC-D loopback: rmmod after, insmod again" t_smcd_rmmod
