@@ -119,6 +119,57 @@ pub(super) fn count_tcp_option(sock: &Sock<'_>, name: i32, val: SockoptIn<'_>) {
 /// What poll reports for an SMC-R connection; `oob_inline` is the
 /// socket's `SO_OOBINLINE`.
 pub(super) fn poll_mask(conn: &Conn, oob_inline: bool) -> u32 {
+    poll_quick(conn, oob_inline).unwrap_or_else(|| poll_locked(conn, oob_inline))
+}
+
+/// [`poll_mask`] from the connection's [`Snapshot`], without its lock:
+/// `None` for what needs the lock (an urgent byte that may be at the
+/// reader, `SO_OOBINLINE` changed, no room to write: the owner is to be
+/// told, see `Conn::note_no_room`). The same mask as [`poll_locked`].
+fn poll_quick(conn: &Conn, oob_inline: bool) -> Option<u32> {
+    let s = conn.shared.snapshot();
+    if !s.usable(oob_inline) {
+        return None;
+    }
+    let failed = s.failed(conn.waker.was_reset());
+    let sock_error = failed && !s.error_reported();
+    // `tx::writable`: an error or a closed side lets a write fail at once.
+    let writable = failed || s.write_closed() || u64::from(conn.sndbuf_size()) > s.tx_used();
+    if !writable {
+        return None;
+    }
+    // `rx::poll_read`: bytes, else an error or the end of the stream.
+    let (readable, shut) = if s.bytes() {
+        (true, s.rcv_shutdown())
+    } else if sock_error || s.rcv_shutdown() || failed {
+        (true, true)
+    } else {
+        (false, s.rcv_shutdown())
+    };
+    let mut mask = EPOLLOUT | EPOLLWRNORM;
+    if sock_error {
+        mask |= EPOLLERR;
+    }
+    if failed {
+        mask |= EPOLLHUP;
+    }
+    if readable {
+        mask |= EPOLLIN | EPOLLRDNORM;
+    }
+    if shut {
+        mask |= EPOLLRDHUP;
+    }
+    if s.urgent() {
+        mask |= EPOLLPRI;
+    }
+    if s.write_closed() && shut {
+        mask |= EPOLLHUP;
+    }
+    Some(mask)
+}
+
+/// [`poll_mask`] under the connection's lock.
+fn poll_locked(conn: &Conn, oob_inline: bool) -> u32 {
     // The sending side's bits under the lock the reading side's take.
     let (r, (mut mask, write_closed)) = rx::poll_read(conn, oob_inline, |sh| {
         let mut mask = 0;

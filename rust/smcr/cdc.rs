@@ -4,7 +4,8 @@
 //! they announce and received in the completion handler.
 
 use super::close::{self, Deferred};
-use super::conn::{cursor_of, Conn, ConnShared, UrgentRx};
+use super::conn::{cursor_of, Conn};
+use super::shared::{ConnShared, UrgentRx};
 use super::conntable::ConnTable;
 use super::inject;
 use super::link::Link;
@@ -367,7 +368,8 @@ pub(crate) fn update_consumer(conn: &Conn) {
         let sent = {
             let mut sh = conn.shared.lock();
             sh.rx_cons_wanted = true;
-            sh.error.is_none() && signal_locked(conn, peer, &mut sh, ProducerFlags::default()).is_ok()
+            sh.error.is_none()
+                && signal_locked(conn, peer, &mut sh, ProducerFlags::default()).is_ok()
         };
         if sent {
             peer.kick();

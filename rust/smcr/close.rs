@@ -11,7 +11,8 @@
 //! once the lock is dropped: at once in process context, from the
 //! connection's work item when the event came in softirq context.
 
-use super::conn::{Conn, ConnShared};
+use super::conn::Conn;
+use super::shared::ConnShared;
 use crate::sys::errno::{ECONNABORTED, ECONNRESET, ENOTCONN};
 use crate::wire::close::{CloseEvent, CloseFlag, Shutdown, SockError};
 use kernel::prelude::*;

@@ -13,6 +13,7 @@ use super::link::Link;
 use super::peerkeys::PeerKeys;
 pub(crate) use super::path::{ConnBuf, IsmPath, Path};
 use super::path::DMB_HEADER;
+use super::shared::{ConnShared, PeerRmb, SharedLock};
 use crate::smcd::dmb::Dmb;
 use crate::stats::tech::{self, BufferEvent, Dir, Tech, TechCounters};
 use crate::sys::ib::buf::BufMem;
@@ -22,154 +23,14 @@ use crate::sys::errno::{EALREADY, ECONNRESET, ENOLINK};
 use crate::sys::sync::{new_spinlock_bh, OnceArc, SpinLockBh};
 use crate::sys::tcp::TcpSock;
 use crate::sys::wake::Wake;
-use crate::wire::cdc::{ConnStateFlags, ProducerFlags};
 use crate::wire::close::CloseMachine;
 use crate::wire::cursor::Cursor;
 use crate::wire::lgr_links::LINKS_MAX;
-use crate::wire::rtokens::Rtoken;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{new_mutex, Arc, Mutex};
 use kernel::types::ARef;
 use kernel::workqueue::{new_work, Work};
-
-/// Where the peer's receive buffer is.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct PeerRmb {
-    /// The peer's token for this connection (put in every CDC we send).
-    pub(crate) token: u32,
-    /// Its size.
-    pub(crate) size: u32,
-    /// Its row in the link group's table of the peer's keys (upstream's
-    /// `rtoken_idx`).
-    pub(crate) row: usize,
-    /// Its key and address on each link of the group, copied from that
-    /// row (the link group copies them again when a link comes or goes).
-    pub(crate) keys: [Option<Rtoken>; LINKS_MAX],
-}
-
-impl PeerRmb {
-    /// The key and address to write with on link slot `idx`.
-    pub(crate) fn key(&self, idx: usize) -> Option<Rtoken> {
-        self.keys.get(idx).copied().flatten()
-    }
-}
-
-/// What the receive path (softirq) and the socket calls share.
-pub(crate) struct ConnShared {
-    /// The peer's RMB (all zero until the server has the client's Confirm:
-    /// nothing is sent before).
-    pub(crate) peer: PeerRmb,
-    /// Bytes the peer has written into our RMB.
-    pub(crate) rx_prod: u64,
-    /// Bytes we have read from our RMB.
-    pub(crate) rx_cons: u64,
-    /// The consumer position we last told the peer.
-    pub(crate) rx_cons_sent: u64,
-    /// The consumer cursor was asked to go now (`cdc::update_consumer`)
-    /// and may wait in the queue for a free send slot: the push that
-    /// serves the queue sends it however little was read.
-    pub(crate) rx_cons_wanted: bool,
-    /// Both cursors go to the peer with the next push, whatever changed:
-    /// the connection moved to another link, and a message of ours that
-    /// the old one completed may still be lost at the peer (cursors are
-    /// absolute, so the next message makes it good).
-    pub(crate) cursors_due: bool,
-    /// The peer's producer cursor as last received.
-    pub(crate) rx_prod_curs: Cursor,
-    /// Bytes the application has put into the send buffer.
-    pub(crate) tx_copied: u64,
-    /// Bytes we have written into the peer's RMB.
-    pub(crate) tx_prod: u64,
-    /// The furthest `tx_prod` has been: a failover moves `tx_prod` back to
-    /// write again what the peer may not have, but the peer may have read
-    /// up to here.
-    pub(crate) tx_prod_high: u64,
-    /// Bytes whose CDC message the device completed: the send buffer
-    /// below this may be reused.
-    pub(crate) tx_fin: u64,
-    /// Bytes the peer has read from its RMB.
-    pub(crate) tx_acked: u64,
-    /// The peer's consumer cursor as last received.
-    pub(crate) peer_cons_curs: Cursor,
-    /// Sequence number of our next CDC message.
-    pub(crate) tx_seq: u16,
-    /// Sequence number of the last CDC message taken from the peer.
-    pub(crate) rx_seq: Option<u16>,
-    /// The peer's connection state flags, accumulated.
-    pub(crate) peer_state: ConnStateFlags,
-    /// The peer's last producer flags.
-    pub(crate) peer_flags: ProducerFlags,
-    /// Connection state flags we send (done writing, closed, abort):
-    /// every CDC message from now on carries them.
-    pub(crate) sent_state: ConnStateFlags,
-    /// The flags the last CDC message we posted carried.
-    pub(crate) announced_state: ConnStateFlags,
-    /// Where the connection is in closing.
-    pub(crate) close: CloseMachine,
-    /// Nothing more will arrive (the peer is done writing or closed, or
-    /// `shutdown(SHUT_RD)`): reads end with end of file once the RMB is
-    /// empty.
-    pub(crate) rcv_shutdown: bool,
-    /// The clcsock is to be reset (an abort): done in process context.
-    pub(crate) clcsock_reset: bool,
-    /// The application shut reading down (`SHUT_RD`).
-    pub(crate) shut_rd: bool,
-    /// Keeper's view of a closed socket's connection that waits for the
-    /// peer to make room: the peer's consumer position last seen, and for
-    /// how many ticks it has not moved.
-    pub(crate) stall: (u64, u32),
-    /// Keeper ticks the peer's clcsock has been finished without a closing
-    /// flag by CDC (see [`Conn::peer_vanished`]).
-    pub(crate) fin_ticks: u32,
-    /// The connection cannot be used any more (link down, protocol error,
-    /// abort): `Some(errno)` for what calls report.
-    pub(crate) error: Option<Error>,
-    /// The application was told of the failure (TCP reports `sk_err`
-    /// once; later sends fail with `EPIPE`, reads end).
-    pub(crate) error_reported: bool,
-    /// The last urgent byte the peer sent (`MSG_OOB`).
-    pub(crate) urg_rx: Option<UrgentRx>,
-    /// Position of the urgent byte we send: the data up to it goes in a
-    /// write of its own, nothing after it until the peer consumed it.
-    pub(crate) urg_tx: Option<u64>,
-    /// `SO_OOBINLINE` as the socket's last read saw it.
-    pub(crate) oob_inline: bool,
-    /// The peer announced its next urgent byte (`urg_data_pending`) and
-    /// the socket's owner got its `SIGURG`; the byte has not arrived yet.
-    pub(crate) urg_announced: bool,
-    /// The socket that owns the connection, once it has one, until its
-    /// `release`: signalled under this lock.
-    pub(crate) owner: Option<OwnerHook>,
-}
-
-impl ConnShared {
-    /// Signals the socket's owner what `w` wakes for, as TCP's callbacks
-    /// do (see [`OwnerHook::signal_io`]), and urgent data with `urgent`.
-    pub(crate) fn signal_owner(&self, w: Wake, urgent: bool) {
-        if let Some(o) = &self.owner {
-            if urgent {
-                o.signal_urgent();
-            }
-            o.signal_io(w.reaches_readers(), w.reaches_writers());
-        }
-    }
-}
-
-/// An urgent byte from the peer: the last byte of the write its CDC
-/// message flagged (`urg_data_present`).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct UrgentRx {
-    /// Its position in the stream.
-    pub(crate) pos: u64,
-    /// The byte, once taken out of the RMB (the consumer cursor then
-    /// passes it, so that the peer may go on writing).
-    pub(crate) byte: Option<u8>,
-    /// The application read it with `MSG_OOB`.
-    pub(crate) read: bool,
-    /// Nothing was read after the mark yet (`SIOCATMARK`).
-    pub(crate) at_mark: bool,
-}
 
 /// An SMC-R connection.
 #[pin_data]
@@ -211,7 +72,7 @@ pub(crate) struct Conn {
     /// The close state of `shared`, for readers without its lock.
     close_state: AtomicU8,
     #[pin]
-    pub(crate) shared: SpinLockBh<ConnShared>,
+    pub(crate) shared: SharedLock,
     /// How the connection reaches its peer. SMC-R: the link it sends on
     /// (the peer's CDC messages may come on any link of the group);
     /// another one of the group after a failover.
@@ -276,43 +137,7 @@ impl Conn {
                 counters,
                 orphaned: AtomicBool::new(false),
                 close_state: AtomicU8::new(CloseMachine::active().state as u8),
-                shared <- new_spinlock_bh!(
-                    ConnShared {
-                        peer: peer.unwrap_or_default(),
-                        rx_prod: 0,
-                        rx_cons: 0,
-                        rx_cons_sent: 0,
-                        rx_cons_wanted: false,
-                        cursors_due: false,
-                        rx_prod_curs: Cursor::default(),
-                        tx_copied: 0,
-                        tx_prod: 0,
-                        tx_prod_high: 0,
-                        tx_fin: 0,
-                        tx_acked: 0,
-                        peer_cons_curs: Cursor::default(),
-                        tx_seq: 0,
-                        rx_seq: None,
-                        peer_state: ConnStateFlags::default(),
-                        peer_flags: ProducerFlags::default(),
-                        sent_state: ConnStateFlags::default(),
-                        announced_state: ConnStateFlags::default(),
-                        close: CloseMachine::active(),
-                        rcv_shutdown: false,
-                        clcsock_reset: false,
-                        shut_rd: false,
-                        stall: (0, 0),
-                        fin_ticks: 0,
-                        urg_rx: None,
-                        urg_tx: None,
-                        oob_inline: false,
-                        urg_announced: false,
-                        owner: None,
-                        error: None,
-                        error_reported: false,
-                    },
-                    "Conn::shared"
-                ),
+                shared <- SharedLock::new(ConnShared::new(peer.unwrap_or_default())),
             }? Error),
             GFP_KERNEL,
         )

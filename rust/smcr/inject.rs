@@ -28,7 +28,8 @@
 //! Accept and Confirm before it is sent (8-10). Nothing armed costs one
 //! relaxed atomic load.
 
-use super::conn::{cursor_of, Conn, ConnShared};
+use super::conn::{cursor_of, Conn};
+use super::shared::ConnShared;
 use super::link::Link;
 use crate::sys::debugfs::DebugfsDir;
 use crate::sys::print::smc_dbg;

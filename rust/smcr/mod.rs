@@ -46,4 +46,5 @@ pub(crate) mod rx;
 pub(crate) mod settle;
 pub(crate) mod setup;
 pub(crate) mod setups;
+pub(crate) mod shared;
 pub(crate) mod tx;

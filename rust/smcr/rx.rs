@@ -11,7 +11,8 @@
 //! it at once, which lets the peer go on) and read with `MSG_OOB`.
 
 use super::cdc;
-use super::conn::{Conn, ConnBuf, ConnShared};
+use super::conn::{Conn, ConnBuf};
+use super::shared::ConnShared;
 use crate::stats::tech::{BufferEvent, Dir};
 use crate::sys::args::MsgHdr;
 use crate::sys::bindings as b;

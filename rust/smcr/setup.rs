@@ -8,7 +8,8 @@
 //! proposal, then take its Confirm. Link groups are kept in the registry
 //! (see [`registry`](super::registry)).
 
-use super::conn::{Conn, PeerRmb};
+use super::conn::Conn;
+use super::shared::PeerRmb;
 use super::connbufs::buffers_under_conf;
 use super::ids::{new_lgr_id, next_token};
 use super::lgr::{LinkGroup, PENDING_ADD_LINK};

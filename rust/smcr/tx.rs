@@ -14,7 +14,8 @@
 use super::bufs::LgrBuf;
 use super::cdc;
 use super::close;
-use super::conn::{Conn, ConnBuf, ConnShared};
+use super::conn::{Conn, ConnBuf};
+use super::shared::ConnShared;
 use super::link::Link;
 use crate::smcd::dmb::Dmb;
 use crate::stats::tech::{BufferEvent, Dir};
@@ -379,7 +380,9 @@ fn push_ism_locked(conn: &Conn, peer: &Dmb, sh: &mut ConnShared) -> IsmPushed {
         }
         signalled = true;
     }
-    if control_due(conn, sh) && cdc::signal_locked(conn, peer, sh, ProducerFlags::default()).is_ok() {
+    if control_due(conn, sh)
+        && cdc::signal_locked(conn, peer, sh, ProducerFlags::default()).is_ok()
+    {
         signalled = true;
     }
     IsmPushed {
