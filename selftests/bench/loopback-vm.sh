@@ -9,7 +9,9 @@
 # Both SMC modules get the UEID SMC-D needs off s390. Workloads: bulk with
 # 1 and BENCH_STREAMS streams, 1-byte ping-pong, connections per second
 # (1 thread), and redis-benchmark SET/GET with 1 and 50 clients through
-# smc_run. Each contender's data path is checked from outside: TCP
+# smc_run; beside the ping-pong and Redis rows, the CPU time the whole VM
+# spent busy per exchange and per request (both ends, from /proc/stat).
+# Each contender's data path is checked from outside: TCP
 # segments sent during its bulk runs (/proc/net/snmp) must stay in the
 # dozens for the SMC contenders, else its figures are marked not-smcd.
 #
@@ -37,6 +39,18 @@ notes=$SMC_OUT/loopback-notes.txt
 : >"$results"
 
 note() { printf '%s\n' "$*" >>"$notes"; }
+
+# busy: the jiffies (USER_HZ) all CPUs spent busy so far (user, nice,
+# system, irq, softirq: not idle or iowait), from /proc/stat.
+busy() {
+	awk '/^cpu / { print $2 + $3 + $4 + $7 + $8; exit }' /proc/stat
+}
+clk_tck=$(getconf CLK_TCK)
+
+# cpu_us BEFORE AFTER COUNT: busy microseconds per unit of COUNT.
+cpu_us() {
+	echo $(( ($2 - $1) * 1000000 / clk_tck / $3 ))
+}
 
 tcp_segs() {
 	awk '/^Tcp:/ { if (h) { print $12; exit } h = 1 }' /proc/net/snmp
@@ -73,7 +87,10 @@ run() {
 		after=$(tcp_segs)
 		segs=$((after - before))
 		echo "RESULT metric=bulk_tcp_segs rep=$r status=ok value=$segs unit=segs"
+		before=$(busy)
 		timeout 120 "$bin" client -f "$fam" -a 127.0.0.1 -p "$p" -w pingpong -n "$pp_count" -s 60 -r "$r" -T 100
+		after=$(busy)
+		echo "RESULT metric=cpu_pp rep=$r status=ok value=$(cpu_us "$before" "$after" "$pp_count") unit=us"
 		timeout 120 "$bin" client -f "$fam" -a 127.0.0.1 -p "$p" -w cps -t 1 -s "$secs" -r "$r" -T 100
 	done | sed "s/^RESULT /RESULT contender=$c /" >>"$results"
 	timeout 20 "$bin" client -f tcp -a 127.0.0.1 -p "$p" -w ctl -l quit -W 10 -T 15 >/dev/null 2>&1
@@ -84,7 +101,7 @@ run() {
 # redis CONTENDER FAMILY: redis-benchmark SET/GET, 1 and 50 clients, both
 # ends under smc_run for the SMC contenders.
 redis() {
-	local c=$1 fam=$2 rp=$((port + 10)) wrap="" r n t rps pid
+	local c=$1 fam=$2 rp=$((port + 10)) wrap="" r n t rps pid before after
 	command -v redis-server >/dev/null || { note "no redis-server"; return 0; }
 	[ "$fam" = smc ] && wrap=$smc_run
 	$wrap setsid redis-server --port "$rp" --bind 127.0.0.1 --save '' --appendonly no \
@@ -96,12 +113,15 @@ redis() {
 	done
 	for r in $(seq "$reps"); do
 		for n in 1 50; do
+			before=$(busy)
 			$wrap timeout 300 redis-benchmark -h 127.0.0.1 -p "$rp" -t set,get -n "$redis_n" -c "$n" --csv 2>/dev/null |
 				tr -d '"' | while IFS=, read -r t rps _; do
 					case "$t" in SET | GET) ;; *) continue ;; esac
 					t=$(echo "$t" | tr 'A-Z' 'a-z')
 					echo "RESULT contender=$c metric=redis_${t}_c$n rep=$r status=ok value=$rps unit=req/s"
 				done >>"$results"
+			after=$(busy)
+			echo "RESULT contender=$c metric=cpu_redis_c$n rep=$r status=ok value=$(cpu_us "$before" "$after" $((2 * redis_n))) unit=us" >>"$results"
 		done
 	done
 	kill "$pid" 2>/dev/null
