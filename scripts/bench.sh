@@ -239,7 +239,7 @@ if [ "${BENCH_LOOPBACK:-1}" = 1 ]; then
 	bench "loopback: booting one VM (TCP over lo, upstream and smc_rs SMC-D)"
 	t0=$(date +%s)
 	SMC_VM_OUT=$vmdir SMC_VM_TIMEOUT=$budget "$here/vm.sh" single smc_rs \
-		"BENCH_REPS=$reps BENCH_SECS=$secs BENCH_STREAMS=$streams BENCH_PP_COUNT=$pp_count BENCH_REDIS_N=$redis_n BENCH_PORT=$port bash $top/selftests/bench/loopback-vm.sh" \
+		"BENCH_REPS=$reps BENCH_SECS=$secs BENCH_STREAMS=$streams BENCH_PP_COUNT=$pp_count BENCH_REDIS_N=$redis_n BENCH_PORT=$port BENCH_PROFILE='$profile' bash $top/selftests/bench/loopback-vm.sh" \
 		>"$dir/vm.out" 2>&1 || bench "loopback: the VM run failed; logs in $dir"
 	cp -a "$vmdir/." "$dir/" && rm -rf "$vmdir"
 	bench "loopback: done in $(($(date +%s) - t0)) s"

@@ -16,7 +16,9 @@
 # dozens for the SMC contenders, else its figures are marked not-smcd.
 #
 # Settings: BENCH_REPS, BENCH_SECS, BENCH_STREAMS, BENCH_PP_COUNT,
-# BENCH_REDIS_N, BENCH_PORT, BENCH_CONTENDERS.
+# BENCH_REDIS_N, BENCH_PORT, BENCH_CONTENDERS, BENCH_PROFILE (pingpong
+# and redis are profiled here: their first repetition under perf, the
+# reports in perf-loopback-*.txt).
 # Output in $SMC_OUT: loopback-results.txt (RESULT lines with
 # contender=), loopback-notes.txt.
 set -u
@@ -31,6 +33,7 @@ pp_count=${BENCH_PP_COUNT:-2000}
 redis_n=${BENCH_REDIS_N:-10000}
 port=${BENCH_PORT:-7400}
 contenders=${BENCH_CONTENDERS:-tcp upstream smc_rs}
+profile=${BENCH_PROFILE:-}
 bin=$here/smc_bench
 smc_run=$top/tools/target/release/smc_run
 ueid=$top/selftests/tools/smc_ueid
@@ -50,6 +53,31 @@ clk_tck=$(getconf CLK_TCK)
 # cpu_us BEFORE AFTER COUNT: busy microseconds per unit of COUNT.
 cpu_us() {
 	echo $(( ($2 - $1) * 1000000 / clk_tck / $3 ))
+}
+
+# profiled WHAT REP LABEL CMD...: runs CMD; under a system-wide perf
+# record when BENCH_PROFILE lists WHAT and REP is the first repetition,
+# its report by module and symbol (ours resolved through /proc/kallsyms)
+# into perf-loopback-LABEL.txt.
+profiled() {
+	local what=$1 rep=$2 label=$3 pid rc
+	shift 3
+	case " $profile " in
+	*" $what "*) [ "$rep" = 1 ] || { "$@"; return; } ;;
+	*) "$@"; return ;;
+	esac
+	echo 0 >/proc/sys/kernel/kptr_restrict
+	perf record -a -g -e cpu-clock -F 1000 -o "/tmp/perf-$label.data" >/dev/null 2>&1 </dev/null &
+	pid=$!
+	sleep 0.5
+	"$@"
+	rc=$?
+	kill -INT "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	perf report --kallsyms=/proc/kallsyms -i "/tmp/perf-$label.data" --stdio --no-children \
+		--sort dso,sym --percent-limit 0.3 -g none >"$SMC_OUT/perf-loopback-$label.txt" 2>&1
+	rm -f "/tmp/perf-$label.data"
+	return $rc
 }
 
 tcp_segs() {
@@ -88,7 +116,8 @@ run() {
 		segs=$((after - before))
 		echo "RESULT metric=bulk_tcp_segs rep=$r status=ok value=$segs unit=segs"
 		before=$(busy)
-		timeout 120 "$bin" client -f "$fam" -a 127.0.0.1 -p "$p" -w pingpong -n "$pp_count" -s 60 -r "$r" -T 100
+		profiled pingpong "$r" "pingpong-$c" \
+			timeout 120 "$bin" client -f "$fam" -a 127.0.0.1 -p "$p" -w pingpong -n "$pp_count" -s 60 -r "$r" -T 100
 		after=$(busy)
 		echo "RESULT metric=cpu_pp rep=$r status=ok value=$(cpu_us "$before" "$after" "$pp_count") unit=us"
 		timeout 120 "$bin" client -f "$fam" -a 127.0.0.1 -p "$p" -w cps -t 1 -s "$secs" -r "$r" -T 100
@@ -114,7 +143,8 @@ redis() {
 	for r in $(seq "$reps"); do
 		for n in 1 50; do
 			before=$(busy)
-			$wrap timeout 300 redis-benchmark -h 127.0.0.1 -p "$rp" -t set,get -n "$redis_n" -c "$n" --csv 2>/dev/null |
+			profiled redis "$r" "redis-c$n-$c" \
+				$wrap timeout 300 redis-benchmark -h 127.0.0.1 -p "$rp" -t set,get -n "$redis_n" -c "$n" --csv 2>/dev/null |
 				tr -d '"' | while IFS=, read -r t rps _; do
 					case "$t" in SET | GET) ;; *) continue ;; esac
 					t=$(echo "$t" | tr 'A-Z' 'a-z')
