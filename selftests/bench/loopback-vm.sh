@@ -69,7 +69,9 @@ profiled() {
 	echo 0 >/proc/sys/kernel/kptr_restrict
 	perf record -a -g -e cpu-clock -F 1000 -o "/tmp/perf-$label.data" >/dev/null 2>&1 </dev/null &
 	pid=$!
-	sleep 0.5
+	# perf takes a while to start on the emulated CPUs: a ping-pong run
+	# (under a second) would be over before it samples.
+	sleep 2
 	"$@"
 	rc=$?
 	kill -INT "$pid" 2>/dev/null
