@@ -75,7 +75,9 @@ start_vm() {
 		args+=(--rodir "/usr/lib/udev/rules.d=$out/.udev-rules" --rodir "/lib/udev/rules.d=$out/.udev-rules")
 	fi
 
-	[ -n "${SMC_VM_APPEND:-}" ] && args+=(--append "$SMC_VM_APPEND")
+	# A log buffer that keeps a whole run's debug messages (dmesg at the
+	# end reads it: a failure's cause is often an hour back).
+	args+=(--append "log_buf_len=32M${SMC_VM_APPEND:+ $SMC_VM_APPEND}")
 	[ "$cpus" -gt 1 ] && net="$net $tcg_smp_opts"
 	[ -n "${net// /}" ] && args+=("--qemu-opts=$net")
 	# vng refuses to run without a terminal-less stdin in some versions.

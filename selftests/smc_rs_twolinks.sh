@@ -321,12 +321,19 @@ many_echo() {
 # many_conns N: passes when this side has N SMC-R connections in groups
 # whose links on eth0 and on eth1 carry a quarter of them at least
 # (smcr linkgroup link-show: the connections of each link).
+# Otherwise it prints the sockets that are not SMC-R (smcss -a) and the
+# link groups once more, two seconds later.
 many_conns() {
 	"$smcr" linkgroup link-show
 	"$smcr" linkgroup link-show | awk -v n="$1" '
 		$3 == "SYM" && $5 == "LINK_ACTIVE" { c[$4] += $6; all += $6 }
 		END { printf "SMC-R connections: %d (eth0 %d, eth1 %d)\n", all, c["eth0"], c["eth1"]
-			exit !(all >= n && c["eth0"] >= n / 4 && c["eth1"] >= n / 4) }'
+			exit !(all >= n && c["eth0"] >= n / 4 && c["eth1"] >= n / 4) }' && return 0
+	echo "sockets not on SMC-R (smcss -a):"
+	"$smcss" -a | awk 'NR == 1 || !/SMCR/' | head -n 20
+	sleep 2
+	"$smcr" linkgroup link-show
+	return 1
 }
 
 if [ "${SMC_TWOLINKS_MANY:-0}" = 1 ]; then
@@ -354,11 +361,13 @@ if [ "${SMC_TWOLINKS_MANY:-0}" = 1 ]; then
 		# are smc_rs_smcr.sh's and smc_rs_single.sh's subject.
 		(timeout 600 smc_echo client -f smc -a "$peer" -p "$port" -n "$n" -P 16 \
 			-s "$many_size" -w 90 -W "$many_go" >/tmp/twolinks-many.out; echo $? >"$many_rc") &
+		began=$(date +%s)
 		for _ in $(seq 1800); do
 			[ "$(grep -c connected /tmp/twolinks-many.out)" = "$n" ] && break
 			[ -s "$many_rc" ] && break
 			sleep 0.1
 		done
+		echo "$(grep -c connected /tmp/twolinks-many.out) connected in $(($(date +%s) - began)) s"
 		pair_signal manyconns
 	fi
 	run_test "$mine $side: $n connections, all SMC-R, spread over both links (smcr linkgroup link-show)" \

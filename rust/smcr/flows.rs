@@ -47,8 +47,10 @@ struct FlowBox {
     msg_len: usize,
     msg_link: usize,
     /// The message of a flow that waits for the local one to end
-    /// (upstream's delayed event), and its link's slot.
-    delayed: Option<(usize, [u8; LLC_LEN])>,
+    /// (upstream's delayed event), whole: an SMC-Rv2 ADD LINK carries the
+    /// keys of every RMB. `delayed` is its link's slot and its length.
+    delayed_msg: KVec<u8>,
+    delayed: Option<(usize, usize)>,
     /// The link group ends: no local flow starts any more.
     closing: bool,
 }
@@ -78,6 +80,7 @@ impl Flows {
     /// No flow runs. May sleep (allocates the message buffer).
     pub(crate) fn new(role: Role) -> Result<impl PinInit<Self, Error>> {
         let msg = KVec::from_elem(0u8, LLC_V2_MAX_LEN, GFP_KERNEL)?;
+        let delayed_msg = KVec::from_elem(0u8, LLC_V2_MAX_LEN, GFP_KERNEL)?;
         Ok(try_pin_init!(Flows {
             role,
             state <- new_spinlock_bh!(
@@ -86,6 +89,7 @@ impl Flows {
                     msg,
                     msg_len: 0,
                     msg_link: 0,
+                    delayed_msg,
                     delayed: None,
                     closing: false,
                 },
@@ -198,10 +202,9 @@ impl Flows {
                 FlowNext::Nothing
             }
             LlcAction::Delay => {
-                let mut copy = [0u8; LLC_LEN];
-                if let Some(src) = msg.get(..LLC_LEN).filter(|_| msg.len() == LLC_LEN) {
-                    copy.copy_from_slice(src);
-                    b.delayed = Some((link.idx, copy));
+                if let Some(dst) = b.delayed_msg.get_mut(..msg.len()) {
+                    copy(dst, msg);
+                    b.delayed = Some((link.idx, msg.len()));
                     b.st.delayed_pending = true;
                 }
                 FlowNext::Nothing
@@ -300,15 +303,15 @@ impl Flows {
         b.st.local_has_msg = false;
         // Whoever waits to start a flow may now.
         self.wait.notify_all();
-        let Some((link, msg)) = b.delayed.take() else {
+        let Some((link, len)) = b.delayed.take() else {
             return FlowNext::Nothing;
         };
         b.st.delayed_pending = false;
-        let Ok(parsed) = LlcMessage::parse(&msg) else {
-            return FlowNext::Nothing;
+        let t = match b.delayed_msg.get(..len).map(LlcMessage::parse) {
+            Some(Ok(parsed)) => FlowType::of_request(parsed.kind()),
+            _ => return FlowNext::Nothing,
         };
-        let t = FlowType::of_request(parsed.kind());
-        if b.closing || t == FlowType::None || !b.put(link, &msg) {
+        if b.closing || t == FlowType::None || !b.promote_delayed(link, len) {
             return FlowNext::Nothing;
         }
         b.st.local = t;
@@ -336,6 +339,18 @@ impl FlowBox {
         true
     }
 
+    /// Makes the delayed message of `len` bytes from link slot `link` the
+    /// local flow's (see [`put`](Self::put)).
+    fn promote_delayed(&mut self, link: usize, len: usize) -> bool {
+        let (Some(dst), Some(src)) = (self.msg.get_mut(..len), self.delayed_msg.get(..len)) else {
+            return false;
+        };
+        copy(dst, src);
+        self.msg_len = len;
+        self.msg_link = link;
+        true
+    }
+
     /// Copies the kept message into `out`.
     fn take(&mut self, out: &mut [u8]) -> Option<Taken> {
         let src = self.msg.get(..self.msg_len)?;
@@ -345,6 +360,14 @@ impl FlowBox {
             link: self.msg_link,
             len: self.msg_len,
         })
+    }
+}
+
+/// Copies `src` into `dst`, as much as fits (the callers give both the
+/// same length).
+fn copy(dst: &mut [u8], src: &[u8]) {
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d = *s;
     }
 }
 
