@@ -101,6 +101,16 @@ impl IbClientOps for SmcIbClient {
         )?;
         // Listed last: whatever fails before leaves nothing behind.
         update_devices(Some(&entry.device), None)?;
+        // Its active ports are news for link groups short of a link, as a
+        // port that comes up is (upstream's port event work on a new
+        // device).
+        if let Some(users) = USERS.read(|u| u.cloned()) {
+            for p in entry.device.ports.iter() {
+                if p.active.load(Ordering::Acquire) {
+                    users.port_up(&entry.device, p.number);
+                }
+            }
+        }
         Ok(entry)
     }
 

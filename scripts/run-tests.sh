@@ -273,7 +273,9 @@ fi
 #     two smc_rs: the client's eth1 silently dropping RoCE until TEST LINK
 #     (5 s) finds the link dead, then 500 connections spread over both
 #     links through the client's eth0 going down (7e); 500 connections
-#     through the server's eth1 going down (7f). The rounds with upstream (7c, 7d) run with PNET IDs on every
+#     through the server's eth1 going down (7f); the server's rxe1
+#     removed, then added back during a burst of 120 new connections
+#     (7g: SYM again, all SMC-R). The rounds with upstream (7c, 7d) run with PNET IDs on every
 #     NIC and RDMA device.
 # The bed's reference between two upstream modules (round 7): in `make
 # check-long` only (not a test of smc_rs; 46 s).
@@ -294,7 +296,8 @@ SMC_TWOLINKS_DOWN=server,client SMC_TWOLINKS_REMOVE=1 $round 7a-twolinks $both $
 SMC_TWOLINKS_PNET=1 $round 7c-twolinks-upstream-server --mods upstream,smc_rs $t/smc_rs_twolinks.sh;
 SMC_TWOLINKS_PNET=1 SMC_TWOLINKS_DOWN=client,server $round 7d-twolinks-upstream-client --mods smc_rs,upstream $t/smc_rs_twolinks.sh;
 SMC_TWOLINKS_ONLY=1 SMC_TWOLINKS_DOWN=client SMC_TWOLINKS_SILENT=1 SMC_TWOLINKS_MANY=1 SMC_TWOLINKS_MANY_DEV=eth0 $round 7e-twolinks-silent-many $both $t/smc_rs_twolinks.sh;
-SMC_TWOLINKS_ONLY=1 SMC_TWOLINKS_MANY=1 $round 7f-twolinks-many $both $t/smc_rs_twolinks.sh"
+SMC_TWOLINKS_ONLY=1 SMC_TWOLINKS_MANY=1 $round 7f-twolinks-many $both $t/smc_rs_twolinks.sh;
+SMC_TWOLINKS_ONLY=1 SMC_TWOLINKS_BURST=1 $round 7g-twolinks-burst $both $t/smc_rs_twolinks.sh"
 if [ "$test_set" = faults ]; then
 	# Under KASAN the guests boot in about 10 minutes and run 3 to 5 times
 	# slower: the fault scripts only, against upstream and between two

@@ -21,6 +21,13 @@
 # RoCE ports get one PNET ID on each side (smc_pnet), so that the devices
 # are chosen by PNET ID; everything else runs the same.
 # SMC_TWOLINKS_ONLY=1: no NIC failovers, only the phases asked for.
+# SMC_TWOLINKS_BURST=1: the server's rxe1 goes (rdma link delete) under
+# one held connection, and comes back while the client opens 120 more,
+# each with a new RMB (a CONFIRM RKEY flow on each side): the group must
+# be SYM again at once (the device's arrival adds the link; its ADD LINK
+# runs between the flows and is taken whole when it comes during one),
+# every connection SMC-R (no flow's answer lost: no REGBUF decline), and
+# the echo intact.
 # SMC_TWOLINKS_REMOVE=1: last, the down side's rxe1 is removed (rdma link
 # delete) under two 16 MiB echoes, whose rest rxe0 must carry.
 # SMC_TWOLINKS_SILENT=1 (smcr_testlink_time 5 s on both sides from the
@@ -335,6 +342,74 @@ many_conns() {
 	"$smcr" linkgroup link-show
 	return 1
 }
+
+# all_smcr N: this side has N connections, all SMC-R (smcss), none on TCP.
+all_smcr() {
+	"$smcss" | awk -v n="$1" 'NR > 1 { if (/SMCR/) s++; else t++ }
+		END { printf "SMC-R %d, other %d\n", s, t; exit !(s == n && t == 0) }' ||
+		{ "$smcss" | awk 'NR == 1 || !/SMCR/' | head -n 20; return 1; }
+}
+
+# rxe1_removed: rxe1 deleted, the link group goes on with its eth0 link.
+rxe1_removed() {
+	local _
+	rdma link delete rxe1 || return 1
+	for _ in $(seq 100); do
+		"$smcr" linkgroup link-show | awk '$4 == "eth0" && $5 == "LINK_ACTIVE" { e0 = 1 } $4 == "eth1" { e1 = 1 }
+			END { exit !(e0 && !e1) }' && return 0
+		sleep 0.1
+	done
+	"$smcr" linkgroup link-show
+	return 1
+}
+
+if [ "${SMC_TWOLINKS_BURST:-0}" = 1 ]; then
+	burst_n=120 burst_port=$((port + 2)) burst_size=65536
+	burst_rc=/tmp/twolinks-burst.rc burst_out=/tmp/twolinks-burst.out
+	if [ "$side" = server ]; then
+		rm -f "$burst_rc"
+		(timeout 300 smc_echo server -f smc -p "$burst_port" -n $((burst_n + 1)) >"$burst_out" 2>&1
+			echo $? >"$burst_rc") &
+		pair_signal burstlisten
+		pair_await burstheld 120
+		run_test "$mine server: rxe1 removed under a held connection, the link group goes on over eth0" rxe1_removed
+		pair_signal burstgo
+		pair_await bursting 120
+		sleep 1
+		run_test "$mine server: rxe1 back during the client's burst of $burst_n new connections: SYM again" \
+			eval 'rdma link add rxe1 type rxe netdev eth1 && lgr_sym'
+		pair_await burstconns 300
+		run_test "$mine server: all $((burst_n + 1)) connections SMC-R (smcss), none declined" all_smcr $((burst_n + 1))
+		pair_signal burstseen
+		for _ in $(seq 1200); do [ -s "$burst_rc" ] && break; sleep 0.1; done
+		run_test "$mine server: the $((burst_n + 1)) connections echoed (server side)" \
+			eval '[ "$(cat "$burst_rc" 2>/dev/null)" = 0 ] || { cat "$burst_out"; false; }'
+	else
+		rm -f /tmp/twolinks-held-go /tmp/twolinks-burst-go
+		pair_await burstlisten 120
+		(timeout 300 smc_echo client -f smc -a "$peer" -p "$burst_port" -n 1 -s "$burst_size" -w 250 \
+			-W /tmp/twolinks-held-go >/tmp/twolinks-held.out 2>&1; echo $? >>/tmp/twolinks-held.out) &
+		for _ in $(seq 600); do grep -q '^connected$' /tmp/twolinks-held.out && break; sleep 0.1; done
+		pair_signal burstheld
+		pair_await burstgo 120
+		(timeout 300 smc_echo client -f smc -a "$peer" -p "$burst_port" -n "$burst_n" -P 16 -s "$burst_size" \
+			-w 250 -W /tmp/twolinks-burst-go >"$burst_out" 2>&1; echo $? >"$burst_rc") &
+		pair_signal bursting
+		for _ in $(seq 1800); do
+			[ "$(grep -c '^connected$' "$burst_out")" = "$burst_n" ] && break
+			[ -s "$burst_rc" ] && break
+			sleep 0.1
+		done
+		pair_signal burstconns
+		run_test "$mine client: all $((burst_n + 1)) connections SMC-R (smcss), none declined" all_smcr $((burst_n + 1))
+		pair_await burstseen 300
+		touch /tmp/twolinks-held-go /tmp/twolinks-burst-go
+		wait
+		run_test "$mine client: $((burst_n + 1)) x $((burst_size >> 10)) KiB echoed intact through the link's return" \
+			eval '[ "$(cat "$burst_rc")" = 0 ] && [ "$(tail -n 1 /tmp/twolinks-held.out)" = 0 ] ||
+				{ grep -v "^connected$" "$burst_out" /tmp/twolinks-held.out; false; }'
+	fi
+fi
 
 if [ "${SMC_TWOLINKS_MANY:-0}" = 1 ]; then
 	# And 500 connections (two link groups: 255 at most each), connected

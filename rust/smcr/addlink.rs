@@ -11,7 +11,7 @@
 
 use super::bufs::LgrBuf;
 use super::conn::Conn;
-use super::flows::{FlowNext, WAIT_MS};
+use super::flows::WAIT_MS;
 use super::lgr::LinkGroup;
 use super::link::{Link, LinkState, PeerLink};
 use super::llc;
@@ -483,20 +483,21 @@ fn server_bring_up(lgr: &Arc<LinkGroup>, via: &Arc<Link>, link: &Arc<Link>) -> R
 /// The client asks the server for another link, over the device that
 /// came (back) up (`smc_llc_send_request_add_link`): REQ ADD LINK with
 /// the current link's GID and the other device's; the server answers
-/// with its ADD LINK, which is run here, or with a refusal.
-pub(crate) fn client_request_add_link(lgr: &Arc<LinkGroup>) {
+/// with its ADD LINK, which is run here, or with a refusal. False when
+/// another flow runs (the request waits for it to end).
+pub(crate) fn client_request_add_link(lgr: &Arc<LinkGroup>) -> bool {
     let via = lgr.link();
     if lgr.max_links() <= 1
         || via.state() != LinkState::Active
         || lgr.with_links(|s| s.active().count()) >= 2
     {
-        return;
+        return true;
     }
     let Some(alt) = alt_device(lgr, &via, None) else {
-        return;
+        return true;
     };
     if !lgr.flows.initiate(FlowType::ReqAddLink) {
-        return;
+        return false;
     }
     let gids = [via.dev.gid, alt.gid];
     let mut list = [0u8; 32];
@@ -518,7 +519,6 @@ pub(crate) fn client_request_add_link(lgr: &Arc<LinkGroup>) {
             }
         }
     }
-    if lgr.flows.stop() == FlowNext::RunFlow {
-        lgr.run_work();
-    }
+    lgr.stop_flow();
+    true
 }

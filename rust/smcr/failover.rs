@@ -12,7 +12,7 @@
 use super::addlink::{clear_link, conns_of, send_delete_link, Cleared};
 use super::conn::Conn;
 use super::lgr::LinkGroup;
-use super::flows::{FlowNext, WAIT_MS};
+use super::flows::WAIT_MS;
 use super::link::{Link, LinkState, Role};
 use super::settle;
 use super::tx;
@@ -54,9 +54,7 @@ pub(crate) fn run(lgr: &Arc<LinkGroup>) {
             let mut buf = [0u8; LLC_LEN];
             let is_answer = |m: &LlcMessage<'_>| matches!(m, LlcMessage::DeleteLink(r) if r.resp);
             let _ = lgr.flows.wait(WAIT_MS, &mut buf, is_answer);
-            if lgr.flows.stop() == FlowNext::RunFlow {
-                lgr.run_work();
-            }
+            lgr.stop_flow();
         } else {
             send_delete_link(&to, num, true);
             drop(moved);

@@ -51,6 +51,11 @@ struct FlowBox {
     /// keys of every RMB. `delayed` is its link's slot and its length.
     delayed_msg: KVec<u8>,
     delayed: Option<(usize, usize)>,
+    /// The local flow was started by this side: the task that started it
+    /// waits for its messages ([`Flows::wait`]), and the work item never
+    /// takes one ([`Flows::take_started`]: a peer's request started the
+    /// flows it runs).
+    here: bool,
     /// The link group ends: no local flow starts any more.
     closing: bool,
 }
@@ -91,6 +96,7 @@ impl Flows {
                     msg_link: 0,
                     delayed_msg,
                     delayed: None,
+                    here: false,
                     closing: false,
                 },
                 "Flows::state"
@@ -194,6 +200,7 @@ impl Flows {
                 }
                 b.st.local = t;
                 b.st.local_has_msg = true;
+                b.here = false;
                 FlowNext::RunFlow
             }
             LlcAction::StartRemoteFlow => {
@@ -240,6 +247,7 @@ impl Flows {
             if crate::wire::llc::may_initiate(t, &b.st) {
                 b.st.local = t;
                 b.st.local_has_msg = false;
+                b.here = true;
                 return true;
             }
             if left == 0 {
@@ -252,11 +260,12 @@ impl Flows {
         }
     }
 
-    /// The message a local flow started with (the work item's turn):
-    /// copied into `out`, consumed.
+    /// The message a peer's request started a local flow with (the work
+    /// item's turn): copied into `out`, consumed. Never the answer a flow
+    /// this side started waits for.
     pub(crate) fn take_started(&self, out: &mut [u8]) -> Option<Taken> {
         let mut b = self.state.lock();
-        if b.st.local == FlowType::None || !b.st.local_has_msg {
+        if b.st.local == FlowType::None || !b.st.local_has_msg || b.here {
             return None;
         }
         let flow = b.st.local;
@@ -316,7 +325,13 @@ impl Flows {
         }
         b.st.local = t;
         b.st.local_has_msg = true;
+        b.here = false;
         FlowNext::RunFlow
+    }
+
+    /// Whether a local flow runs (a link to add waits for its end).
+    pub(crate) fn busy(&self) -> bool {
+        self.state.lock().st.local != FlowType::None
     }
 
     /// The link group ends: no flow starts, waiters give up.

@@ -327,6 +327,16 @@ impl LinkGroup {
             .any(|l| l.state() != LinkState::Down)
     }
 
+    /// Ends the local flow this side started (a CONFIRM or DELETE RKEY,
+    /// the server's DELETE LINK, the client's REQ ADD LINK), and runs the
+    /// work item for the peer's request that waited for it, or for a link
+    /// to add that found it running (see `lgrwork`).
+    pub(crate) fn stop_flow(&self) {
+        if self.flows.stop() == FlowNext::RunFlow || self.pending.load(Ordering::Acquire) != 0 {
+            self.run_work();
+        }
+    }
+
     /// Queues the group's work item (flows, failover), unless the group
     /// ended.
     pub(crate) fn run_work(&self) {

@@ -59,11 +59,25 @@ fn run(lgr: &Arc<LinkGroup>) {
             continue;
         }
         if pending & PENDING_ADD_LINK != 0 {
-            if lgr.link().role == Role::Client {
-                client_request_add_link(lgr);
+            let ran = if lgr.link().role == Role::Client {
+                client_request_add_link(lgr)
             } else if lgr.flows.initiate(FlowType::AddLink) {
                 let _ = server_add_link(lgr);
                 let _ = lgr.flows.stop();
+                true
+            } else {
+                false
+            };
+            if !ran {
+                // A flow of ours runs (a CONFIRM RKEY): the link is added
+                // once it ended, whose task runs the work item again when
+                // it finds the bit (`rkeys::in_flow`); set before looking,
+                // so that a flow ending meanwhile finds it, or we see it
+                // ended.
+                lgr.pending.fetch_or(PENDING_ADD_LINK, Ordering::AcqRel);
+                if lgr.flows.busy() {
+                    break;
+                }
             }
             continue;
         }

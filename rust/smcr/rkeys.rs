@@ -20,7 +20,7 @@
 //! `lgr.conf`, not inside another flow of the group.
 
 use super::bufs::LgrBuf;
-use super::flows::{FlowNext, WAIT_MS};
+use super::flows::WAIT_MS;
 use super::lgr::{BufferPair, LinkGroup};
 use super::link::LinkState;
 use super::llc;
@@ -45,9 +45,7 @@ fn in_flow(lgr: &LinkGroup, f: impl FnOnce() -> Result) -> Result {
         return Err(ETIMEDOUT.into());
     }
     let r = f();
-    if lgr.flows.stop() == FlowNext::RunFlow {
-        lgr.run_work();
-    }
+    lgr.stop_flow();
     r
 }
 
