@@ -385,7 +385,7 @@ if [ "${SMC_TWOLINKS_BURST:-0}" = 1 ]; then
 		run_test "$mine server: the $((burst_n + 1)) connections echoed (server side)" \
 			eval '[ "$(cat "$burst_rc" 2>/dev/null)" = 0 ] || { cat "$burst_out"; false; }'
 	else
-		rm -f /tmp/twolinks-held-go /tmp/twolinks-burst-go
+		rm -f /tmp/twolinks-held-go /tmp/twolinks-burst-go "$burst_rc"
 		pair_await burstlisten 120
 		(timeout 300 smc_echo client -f smc -a "$peer" -p "$burst_port" -n 1 -s "$burst_size" -w 250 \
 			-W /tmp/twolinks-held-go >/tmp/twolinks-held.out 2>&1; echo $? >>/tmp/twolinks-held.out) &
