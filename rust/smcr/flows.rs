@@ -19,7 +19,7 @@ use super::rejects::{self, Reject};
 use crate::sys::sync::{new_spinlock_bh, SpinLockBh};
 use crate::wire::lgr_links::LINKS_MAX;
 use crate::wire::llc::{
-    route, ConfirmRkey, DeleteRkey, EntryList, FlowState, FlowType, LlcAction, LlcKind,
+    end_local, initiate, route, start_for_peer, work_item_takes, ConfirmRkey, DeleteRkey, EntryList, FlowState, FlowType, LlcAction, LlcKind,
     LlcMessage, LlcVersion, Role, TestLink, LLC_HEADER_LEN, LLC_LEN, LLC_V2_MAX_LEN,
 };
 use kernel::prelude::*;
@@ -51,11 +51,6 @@ struct FlowBox {
     /// keys of every RMB. `delayed` is its link's slot and its length.
     delayed_msg: KVec<u8>,
     delayed: Option<(usize, usize)>,
-    /// The local flow was started by this side: the task that started it
-    /// waits for its messages ([`Flows::wait`]), and the work item never
-    /// takes one ([`Flows::take_started`]: a peer's request started the
-    /// flows it runs).
-    here: bool,
     /// The link group ends: no local flow starts any more.
     closing: bool,
 }
@@ -96,7 +91,6 @@ impl Flows {
                     msg_link: 0,
                     delayed_msg,
                     delayed: None,
-                    here: false,
                     closing: false,
                 },
                 "Flows::state"
@@ -198,9 +192,7 @@ impl Flows {
                 if b.closing || !b.put(link.idx, msg) {
                     return FlowNext::Nothing;
                 }
-                b.st.local = t;
-                b.st.local_has_msg = true;
-                b.here = false;
+                start_for_peer(&mut b.st, t);
                 FlowNext::RunFlow
             }
             LlcAction::StartRemoteFlow => {
@@ -245,9 +237,7 @@ impl Flows {
                 return false;
             }
             if crate::wire::llc::may_initiate(t, &b.st) {
-                b.st.local = t;
-                b.st.local_has_msg = false;
-                b.here = true;
+                initiate(&mut b.st, t);
                 return true;
             }
             if left == 0 {
@@ -265,7 +255,7 @@ impl Flows {
     /// this side started waits for.
     pub(crate) fn take_started(&self, out: &mut [u8]) -> Option<Taken> {
         let mut b = self.state.lock();
-        if b.st.local == FlowType::None || !b.st.local_has_msg || b.here {
+        if !work_item_takes(&b.st) {
             return None;
         }
         let flow = b.st.local;
@@ -308,8 +298,7 @@ impl Flows {
     /// next one, as `Some` (the caller runs it).
     pub(crate) fn stop(&self) -> FlowNext {
         let mut b = self.state.lock();
-        b.st.local = FlowType::None;
-        b.st.local_has_msg = false;
+        end_local(&mut b.st);
         // Whoever waits to start a flow may now.
         self.wait.notify_all();
         let Some((link, len)) = b.delayed.take() else {
@@ -323,9 +312,7 @@ impl Flows {
         if b.closing || t == FlowType::None || !b.promote_delayed(link, len) {
             return FlowNext::Nothing;
         }
-        b.st.local = t;
-        b.st.local_has_msg = true;
-        b.here = false;
+        start_for_peer(&mut b.st, t);
         FlowNext::RunFlow
     }
 

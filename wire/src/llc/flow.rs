@@ -63,6 +63,10 @@ pub struct FlowState {
     pub remote: FlowType,
     /// A message already waits as the link group's delayed event.
     pub delayed_pending: bool,
+    /// This side started the local flow: the task that started it waits
+    /// for its messages. Otherwise a peer's request started it, and the
+    /// link group's work item runs it ([`work_item_takes`]).
+    pub local_here: bool,
 }
 
 /// What to do with a received LLC message.
@@ -188,6 +192,38 @@ pub fn route(kind: LlcKind, resp: bool, role: Role, st: &FlowState) -> LlcAction
     }
 }
 
+/// This side starts a local flow of type `t` (once [`may_initiate`]
+/// allowed it): no message yet, its answers are for the task that started
+/// it.
+pub fn initiate(st: &mut FlowState, t: FlowType) {
+    st.local = t;
+    st.local_has_msg = false;
+    st.local_here = true;
+}
+
+/// A peer's request (received now, or the delayed event) starts a local
+/// flow of type `t`, holding that request for the link group's work item.
+pub fn start_for_peer(st: &mut FlowState, t: FlowType) {
+    st.local = t;
+    st.local_has_msg = true;
+    st.local_here = false;
+}
+
+/// The local flow ended.
+pub fn end_local(st: &mut FlowState) {
+    st.local = FlowType::None;
+    st.local_has_msg = false;
+    st.local_here = false;
+}
+
+/// Whether the link group's work item takes the local flow's message: the
+/// request a peer's flow started with, not yet taken. Never the answer a
+/// flow this side started waits for (taking it would leave that flow
+/// without its answer).
+pub fn work_item_takes(st: &FlowState) -> bool {
+    st.local != FlowType::None && st.local_has_msg && !st.local_here
+}
+
 /// This side may start a local flow of type `wanted` now
 /// (`smc_llc_flow_initiate`): no local flow runs, and no remote one, but
 /// for an rkey flow, which may run beside a remote rkey flow. Otherwise
@@ -215,12 +251,13 @@ pub fn check_route_invariants(kind: LlcKind, resp: bool) {
     for role in [Role::Client, Role::Server] {
         for local in TYPES {
             for remote in TYPES {
-                for bits in 0..4 {
+                for bits in 0..8 {
                     let st = FlowState {
                         local,
                         local_has_msg: bits & 1 != 0,
                         remote,
                         delayed_pending: bits & 2 != 0,
+                        local_here: bits & 4 != 0,
                     };
                     let a = route(kind, resp, role, &st);
                     if resp && kind != LlcKind::ReqAddLink {
@@ -253,6 +290,7 @@ mod tests {
         local_has_msg: false,
         remote: FlowType::None,
         delayed_pending: false,
+        local_here: false,
     };
 
     fn with(local: FlowType) -> FlowState {
@@ -403,6 +441,37 @@ mod tests {
         };
         assert!(may_initiate(FlowType::Rkey, &remote_rkey));
         assert!(!may_initiate(FlowType::DelLink, &remote_rkey));
+    }
+
+    /// The answer to a flow this side started is its task's; the request
+    /// that started a peer's flow is the work item's; a REQ ADD LINK taken
+    /// over by the server's ADD LINK stays with the task that waits in it.
+    #[test]
+    fn whose_message() {
+        use LlcAction::{TakeOverLocalFlow, ToLocalFlow};
+        let mut st = IDLE;
+        initiate(&mut st, FlowType::Rkey);
+        assert!(!work_item_takes(&st));
+        assert_eq!(route(LlcKind::ConfirmRkey, true, Role::Server, &st), ToLocalFlow);
+        st.local_has_msg = true;
+        assert!(!work_item_takes(&st));
+        end_local(&mut st);
+        assert_eq!(st, IDLE);
+
+        let LlcAction::StartLocalFlow(t) = route(LlcKind::AddLink, false, Role::Client, &st) else {
+            panic!("ADD LINK starts a flow");
+        };
+        start_for_peer(&mut st, t);
+        assert!(work_item_takes(&st));
+        st.local_has_msg = false;
+        assert!(!work_item_takes(&st));
+
+        let mut st = IDLE;
+        initiate(&mut st, FlowType::ReqAddLink);
+        assert_eq!(route(LlcKind::AddLink, false, Role::Client, &st), TakeOverLocalFlow);
+        st.local = FlowType::AddLink;
+        st.local_has_msg = true;
+        assert!(!work_item_takes(&st));
     }
 
     /// Every kind, direction, role and state gives some action that

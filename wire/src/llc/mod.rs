@@ -45,7 +45,10 @@ use super::codec::{CodecError, Reader, Writer};
 #[cfg(any(test, feature = "invariants"))]
 pub use flow::check_route_invariants;
 #[allow(unused_imports)]
-pub use flow::{may_initiate, route, FlowState, FlowType, LlcAction, Role};
+pub use flow::{
+    end_local, initiate, may_initiate, route, start_for_peer, work_item_takes, FlowState, FlowType,
+    LlcAction, Role,
+};
 #[allow(unused_imports)]
 pub use link::{
     AddLink, AddLinkCont, AddLinkRkey, AddLinkV2Ext, ConfirmLink, DeleteLink, ReqAddLink, TestLink,
