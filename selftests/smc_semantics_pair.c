@@ -663,6 +663,20 @@ static void async_io(void)
 		drain(fd);
 		for (i = 0; i < 1024 && send(fd, big, 65536, MSG_NOSIGNAL) > 0; i++)
 			;
+		/*
+		 * And staying full: TCP makes room as its segments in flight
+		 * are acknowledged, and may signal that room before the count
+		 * starts (its one signal for the send that found no room:
+		 * TCP then observed 0). Filled again until a send after a
+		 * pause finds none, only the client's reads make room.
+		 */
+		for (i = 0; i < 10; i++) {
+			usleep(200000);
+			if (send(fd, big, 65536, MSG_NOSIGNAL) <= 0)
+				break;
+			while (send(fd, big, 65536, MSG_NOSIGNAL) > 0)
+				;
+		}
 		sigios = 0;
 	}
 	sync_peer();
