@@ -336,8 +336,7 @@ many_conns() {
 		$3 == "SYM" && $5 == "LINK_ACTIVE" { c[$4] += $6; all += $6 }
 		END { printf "SMC-R connections: %d (eth0 %d, eth1 %d)\n", all, c["eth0"], c["eth1"]
 			exit !(all >= n && c["eth0"] >= n / 4 && c["eth1"] >= n / 4) }' && return 0
-	echo "sockets not on SMC-R (smcss -a):"
-	"$smcss" -a | awk 'NR == 1 || !/SMCR/' | head -n 20
+	not_smcr -a
 	sleep 2
 	"$smcr" linkgroup link-show
 	return 1
@@ -347,7 +346,26 @@ many_conns() {
 all_smcr() {
 	"$smcss" | awk -v n="$1" 'NR > 1 { if (/SMCR/) s++; else t++ }
 		END { printf "SMC-R %d, other %d\n", s, t; exit !(s == n && t == 0) }' ||
-		{ "$smcss" | awk 'NR == 1 || !/SMCR/' | head -n 20; return 1; }
+		{ not_smcr; return 1; }
+}
+
+# not_smcr [-a]: the sockets smcss [-a] lists that are not SMC-R.
+not_smcr() {
+	echo "sockets not on SMC-R (smcss $*):"
+	"$smcss" "$@" | awk 'NR == 1 || !/SMCR/' | head -n 20
+}
+
+# await_connected OUT N RC: waits (3 min at most) until smc_echo -W wrote
+# N "connected" lines to OUT, or ended (its status in RC); says how many
+# and how long.
+await_connected() {
+	local began=$SECONDS _
+	for _ in $(seq 1800); do
+		[ "$(grep -c '^connected$' "$1")" = "$2" ] && break
+		[ -s "$3" ] && break
+		sleep 0.1
+	done
+	echo "$(grep -c '^connected$' "$1") connected in $((SECONDS - began)) s"
 }
 
 # rxe1_removed: rxe1 deleted, the link group goes on with its eth0 link.
@@ -395,11 +413,7 @@ if [ "${SMC_TWOLINKS_BURST:-0}" = 1 ]; then
 		(timeout 300 smc_echo client -f smc -a "$peer" -p "$burst_port" -n "$burst_n" -P 16 -s "$burst_size" \
 			-w 250 -W /tmp/twolinks-burst-go >"$burst_out" 2>&1; echo $? >"$burst_rc") &
 		pair_signal bursting
-		for _ in $(seq 1800); do
-			[ "$(grep -c '^connected$' "$burst_out")" = "$burst_n" ] && break
-			[ -s "$burst_rc" ] && break
-			sleep 0.1
-		done
+		await_connected "$burst_out" "$burst_n" "$burst_rc"
 		pair_signal burstconns
 		run_test "$mine client: all $((burst_n + 1)) connections SMC-R (smcss), none declined" all_smcr $((burst_n + 1))
 		pair_await burstseen 300
@@ -436,13 +450,7 @@ if [ "${SMC_TWOLINKS_MANY:-0}" = 1 ]; then
 		# are smc_rs_smcr.sh's and smc_rs_single.sh's subject.
 		(timeout 600 smc_echo client -f smc -a "$peer" -p "$port" -n "$n" -P 16 \
 			-s "$many_size" -w 90 -W "$many_go" >/tmp/twolinks-many.out; echo $? >"$many_rc") &
-		began=$(date +%s)
-		for _ in $(seq 1800); do
-			[ "$(grep -c connected /tmp/twolinks-many.out)" = "$n" ] && break
-			[ -s "$many_rc" ] && break
-			sleep 0.1
-		done
-		echo "$(grep -c connected /tmp/twolinks-many.out) connected in $(($(date +%s) - began)) s"
+		await_connected /tmp/twolinks-many.out "$n" "$many_rc"
 		pair_signal manyconns
 	fi
 	run_test "$mine $side: $n connections, all SMC-R, spread over both links (smcr linkgroup link-show)" \

@@ -19,8 +19,9 @@ use super::rejects::{self, Reject};
 use crate::sys::sync::{new_spinlock_bh, SpinLockBh};
 use crate::wire::lgr_links::LINKS_MAX;
 use crate::wire::llc::{
-    end_local, initiate, route, start_for_peer, work_item_takes, ConfirmRkey, DeleteRkey, EntryList, FlowState, FlowType, LlcAction, LlcKind,
-    LlcMessage, LlcVersion, Role, TestLink, LLC_HEADER_LEN, LLC_LEN, LLC_V2_MAX_LEN,
+    end_local, initiate, route, start_for_peer, work_item_takes, ConfirmRkey, DeleteRkey,
+    EntryList, FlowState, FlowType, LlcAction, LlcKind, LlcMessage, LlcVersion, Role, TestLink,
+    LLC_HEADER_LEN, LLC_LEN, LLC_V2_MAX_LEN,
 };
 use kernel::prelude::*;
 use kernel::sync::{new_condvar, Arc, CondVar, CondVarTimeoutResult};
@@ -342,12 +343,12 @@ impl FlowBox {
     }
 
     /// Makes the delayed message of `len` bytes from link slot `link` the
-    /// local flow's (see [`put`](Self::put)).
+    /// local flow's (see [`put`](Self::put)): the two buffers trade places.
     fn promote_delayed(&mut self, link: usize, len: usize) -> bool {
-        let (Some(dst), Some(src)) = (self.msg.get_mut(..len), self.delayed_msg.get(..len)) else {
+        if len > self.delayed_msg.len() {
             return false;
-        };
-        copy(dst, src);
+        }
+        core::mem::swap(&mut self.msg, &mut self.delayed_msg);
         self.msg_len = len;
         self.msg_link = link;
         true
@@ -365,8 +366,8 @@ impl FlowBox {
     }
 }
 
-/// Copies `src` into `dst`, as much as fits (the callers give both the
-/// same length).
+/// Copies `src` into `dst`, as much as fits (the caller gives both the
+/// same length; `copy_from_slice` would keep a length-mismatch panic).
 fn copy(dst: &mut [u8], src: &[u8]) {
     for (d, s) in dst.iter_mut().zip(src) {
         *d = *s;
