@@ -79,6 +79,11 @@ start_vm() {
 	# end reads it: a failure's cause is often an hour back).
 	args+=(--append "log_buf_len=32M${SMC_VM_APPEND:+ $SMC_VM_APPEND}")
 	[ "$cpus" -gt 1 ] && net="$net $tcg_smp_opts"
+	# SMC_VM_ICOUNT=SHIFT: the guest's clock counts instructions (one per
+	# 2^SHIFT ns) and skips idle time, so that what the guest times is the
+	# work its CPUs did (see Documentation/benchmarks.rst); TCG only.
+	[ -n "${SMC_VM_ICOUNT:-}" ] && [ -n "$accel" ] &&
+		net="$net -icount shift=$SMC_VM_ICOUNT,align=off,sleep=off"
 	[ -n "${net// /}" ] && args+=("--qemu-opts=$net")
 	# vng refuses to run without a terminal-less stdin in some versions.
 	PATH=$(kernel_path) timeout "$timeout_s" vng "${args[@]}" </dev/null >"$out/vm$n.log" 2>&1 &
