@@ -14,11 +14,12 @@
 //! [`Dmb::disown`]; signals after that are dropped (the connection is
 //! gone).
 //!
-//! Locks (see `Documentation/design.rst`): `owner` is taken first, while
-//! queued messages are applied in order (its owner then takes its
-//! connection's `shared`); `queue` is a leaf, taken by senders under their
-//! own connection's `shared`. Nobody drains a DMB while holding another
-//! DMB's `owner`: signals are kicked only with no lock held.
+//! Locks (see `Documentation/design.rst`): `owner` is held while queued
+//! messages are applied in order (its owner then takes its connection's
+//! `shared`); the queue has no lock: senders add to it under their own
+//! connection's `shared`, so that it holds their messages in the order they
+//! numbered them. Nobody drains a DMB while holding another DMB's `owner`:
+//! signals are kicked only with no lock held.
 
 use crate::sys::errno::ENOSPC;
 use crate::sys::ib::buf::BufMem;
@@ -26,15 +27,13 @@ use crate::sys::sync::{new_spinlock_bh, SpinLockBh};
 use crate::wire::cdc::CdcMsg;
 use crate::wire::clc::SmcdGid;
 use kernel::prelude::*;
+use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use kernel::sync::Arc;
 
 /// Messages queued for a DMB at most: more than the senders of one
 /// connection can queue between two drains (each sender drains after it
 /// queued).
 const QUEUE_LEN: usize = 32;
-
-/// Messages a kick takes from the queue at once.
-const KICK_BATCH: usize = 4;
 
 /// Who a DMB's signals are for: its connection.
 pub(crate) trait DmbOwner: Send + Sync {
@@ -58,38 +57,95 @@ pub(crate) trait IsmGroup: Send + Sync {
     fn peer_gid(&self) -> SmcdGid;
 }
 
-/// CDC messages sent and not yet applied, oldest first.
+/// A place in the [`Queue`]: whose turn it is, and a message as words.
+struct Place {
+    turn: AtomicUsize,
+    words: [AtomicU64; 3],
+}
+
+/// CDC messages sent and not yet applied, oldest first, without a lock
+/// (D. Vyukov's bounded queue): each sender and each taker draws a ticket
+/// (`tail`, `head`); the place of ticket `t` (`t` modulo its length) is the
+/// sender's to fill while its turn is `t`, then the taker's while it is
+/// `t + 1`, and the next round's sender's once the taker set it to
+/// `t + QUEUE_LEN`. The turn is stored with release after the words and
+/// loaded with acquire before them: a taker reads what its sender wrote.
 struct Queue {
-    msgs: [CdcMsg; QUEUE_LEN],
-    head: usize,
-    len: usize,
+    places: [Place; QUEUE_LEN],
+    tail: AtomicUsize,
+    head: AtomicUsize,
 }
 
 impl Queue {
-    fn push(&mut self, msg: &CdcMsg) -> Result {
-        if self.len == QUEUE_LEN {
-            return Err(ENOSPC.into());
+    fn new() -> Self {
+        Queue {
+            places: core::array::from_fn(|i| Place {
+                turn: AtomicUsize::new(i),
+                words: Default::default(),
+            }),
+            tail: AtomicUsize::new(0),
+            head: AtomicUsize::new(0),
         }
-        let at = (self.head + self.len) % QUEUE_LEN;
-        if let Some(slot) = self.msgs.get_mut(at) {
-            *slot = *msg;
-        }
-        self.len += 1;
-        Ok(())
     }
 
-    /// Moves the oldest messages into `out`, as many as fit; returns how
-    /// many.
-    fn pop_into(&mut self, out: &mut [CdcMsg]) -> usize {
-        let n = self.len.min(out.len());
-        for slot in out.iter_mut().take(n) {
-            if let Some(m) = self.msgs.get(self.head) {
-                *slot = *m;
+    fn place(&self, ticket: usize) -> Option<&Place> {
+        self.places.get(ticket % QUEUE_LEN)
+    }
+
+    /// Queues `msg`; `ENOSPC` when every place holds one.
+    fn push(&self, msg: &CdcMsg) -> Result {
+        let words = msg.to_words();
+        let mut t = self.tail.load(Ordering::Relaxed);
+        loop {
+            let p = self.place(t).ok_or(ENOSPC)?;
+            let turn = p.turn.load(Ordering::Acquire);
+            if turn == t {
+                match self.tail.compare_exchange_weak(t, t.wrapping_add(1), Ordering::Relaxed, Ordering::Relaxed) {
+                    Ok(_) => {
+                        for (w, v) in p.words.iter().zip(words) {
+                            w.store(v, Ordering::Relaxed);
+                        }
+                        p.turn.store(t.wrapping_add(1), Ordering::Release);
+                        return Ok(());
+                    }
+                    Err(now) => t = now,
+                }
+            } else if (turn.wrapping_sub(t) as isize) < 0 {
+                // The place still holds the message of the round before.
+                return Err(ENOSPC.into());
+            } else {
+                t = self.tail.load(Ordering::Relaxed);
             }
-            self.head = (self.head + 1) % QUEUE_LEN;
         }
-        self.len -= n;
-        n
+    }
+
+    /// Takes the oldest message, if any.
+    fn pop(&self) -> Option<CdcMsg> {
+        let mut t = self.head.load(Ordering::Relaxed);
+        loop {
+            let p = self.place(t)?;
+            let turn = p.turn.load(Ordering::Acquire);
+            let filled = t.wrapping_add(1);
+            if turn == filled {
+                match self.head.compare_exchange_weak(t, filled, Ordering::Relaxed, Ordering::Relaxed) {
+                    Ok(_) => {
+                        let mut words = [0u64; 3];
+                        for (v, w) in words.iter_mut().zip(p.words.iter()) {
+                            *v = w.load(Ordering::Relaxed);
+                        }
+                        p.turn.store(t.wrapping_add(QUEUE_LEN), Ordering::Release);
+                        return Some(CdcMsg::from_words(words));
+                    }
+                    Err(now) => t = now,
+                }
+            } else if (turn.wrapping_sub(filled) as isize) < 0 {
+                // Not filled yet: the queue is empty (or its sender is
+                // still writing, and kicks after).
+                return None;
+            } else {
+                t = self.head.load(Ordering::Relaxed);
+            }
+        }
     }
 }
 
@@ -100,8 +156,7 @@ pub(crate) struct Dmb {
     pub(crate) token: u64,
     /// Its bytes.
     pub(crate) mem: Arc<BufMem>,
-    #[pin]
-    queue: SpinLockBh<Queue>,
+    queue: Queue,
     /// The connection that reads it; held while signals are applied.
     #[pin]
     owner: SpinLockBh<Option<Arc<dyn DmbOwner>>>,
@@ -116,14 +171,7 @@ impl Dmb {
             try_pin_init!(Dmb {
                 token,
                 mem,
-                queue <- new_spinlock_bh!(
-                    Queue {
-                        msgs: [CdcMsg::default(); QUEUE_LEN],
-                        head: 0,
-                        len: 0,
-                    },
-                    "Dmb::queue"
-                ),
+                queue: Queue::new(),
                 owner <- new_spinlock_bh!(None, "Dmb::owner"),
             }? Error),
             GFP_KERNEL,
@@ -153,26 +201,18 @@ impl Dmb {
     /// `ENOSPC` when the queue is full (cannot be while every sender
     /// kicks after it queued).
     pub(crate) fn signal(&self, msg: &CdcMsg) -> Result {
-        self.queue.lock().push(msg)
+        self.queue.push(msg)
     }
 
     /// Delivers the queued messages to the owner, oldest first. Called with
-    /// no lock held (the owner takes its connection's lock).
+    /// no lock held (the owner takes its connection's lock). A sender that
+    /// queues after the last look kicks after this one lets go of `owner`,
+    /// and applies its message then.
     pub(crate) fn kick(&self) {
         let owner = self.owner.lock();
-        let mut batch = [CdcMsg::default(); KICK_BATCH];
-        loop {
-            // A few at a time, one trip to the queue's lock for all of
-            // them. A sender that queues after the last trip kicks after
-            // this one lets go of `owner`, and applies its message then.
-            let n = self.queue.lock().pop_into(&mut batch);
-            for msg in batch.iter().take(n) {
-                if let Some(o) = owner.as_ref() {
-                    o.cdc_arrived(msg);
-                }
-            }
-            if n < KICK_BATCH {
-                break;
+        while let Some(msg) = self.queue.pop() {
+            if let Some(o) = owner.as_ref() {
+                o.cdc_arrived(&msg);
             }
         }
     }
