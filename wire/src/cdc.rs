@@ -217,7 +217,7 @@ impl CdcMsg {
     /// The message in three words, for a queue between two ends of this
     /// host that passes words, not bytes (SMC-D over loopback): every field
     /// and flag, the reserved bits zero.
-    pub fn to_words(&self) -> [u64; 3] {
+    pub fn to_words(self) -> [u64; 3] {
         let head = u64::from(self.seqno) << 48
             | u64::from(self.prod_flags.to_byte()) << 40
             | u64::from(self.conn_state_flags.to_byte()) << 32
