@@ -18,7 +18,6 @@ use crate::wire::cursor::Cursor;
 use crate::wire::lgr_links::LINKS_MAX;
 use crate::wire::rtokens::Rtoken;
 use core::ops::{Deref, DerefMut};
-use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::prelude::*;
 use kernel::sync::lock::Guard;
 
@@ -201,13 +200,13 @@ pub(crate) struct UrgentRx {
 }
 
 /// The connection's shared state behind its lock (`spin_lock_bh`: the
-/// receive path takes it in softirq context), with the word poll reads.
+/// receive path takes it in softirq context). Letting go of it publishes
+/// the word poll reads to the socket the connection serves (its owner
+/// hook's [`PollWord`](crate::sys::owner::PollWord)).
 #[pin_data]
 pub(crate) struct SharedLock {
     #[pin]
     lock: SpinLockBh<ConnShared>,
-    /// [`Snapshot`] bits of the state as the lock was last let go.
-    snap: AtomicU64,
 }
 
 impl SharedLock {
@@ -215,7 +214,6 @@ impl SharedLock {
     pub(crate) fn new(shared: ConnShared) -> impl PinInit<Self, Error> {
         try_pin_init!(SharedLock {
             lock <- new_spinlock_bh!(shared, "Conn::shared"),
-            snap: AtomicU64::new(0),
         }? Error)
     }
 
@@ -223,20 +221,13 @@ impl SharedLock {
     pub(crate) fn lock(&self) -> SharedGuard<'_> {
         SharedGuard {
             guard: self.lock.lock(),
-            snap: &self.snap,
         }
-    }
-
-    /// What poll needs, as the lock was last let go.
-    pub(crate) fn snapshot(&self) -> Snapshot {
-        Snapshot(self.snap.load(Ordering::Acquire))
     }
 }
 
 /// The held lock of a connection's shared state.
 pub(crate) struct SharedGuard<'a> {
     guard: Guard<'a, ConnShared, SpinLockBhBackend>,
-    snap: &'a AtomicU64,
 }
 
 impl Deref for SharedGuard<'_> {
@@ -256,7 +247,9 @@ impl DerefMut for SharedGuard<'_> {
 impl Drop for SharedGuard<'_> {
     fn drop(&mut self) {
         // Under the lock: the stores are in the order of the changes.
-        self.snap.store(Snapshot::of(&self.guard).0, Ordering::Release);
+        if let Some(o) = &self.guard.owner {
+            o.publish_poll(Snapshot::of(&self.guard).0);
+        }
         if let Some((w, urgent)) = self.guard.signals.take() {
             if let Some(o) = &self.guard.owner {
                 if urgent {
@@ -304,6 +297,11 @@ impl Snapshot {
                 | flag(sh.close.write_closed(), Self::WRITE_CLOSED)
                 | used << 32,
         )
+    }
+
+    /// The snapshot a word published through the owner hook holds.
+    pub(crate) fn from_word(word: u64) -> Snapshot {
+        Snapshot(word)
     }
 
     /// Whether poll can go by it for a socket with `oob_inline`
