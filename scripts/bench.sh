@@ -17,6 +17,9 @@
 #   BENCH_LOOPBACK=1 (0: no loopback boot: TCP over lo against SMC-D through
 #   upstream's loopback-ism and smc_rs's loopback device, in one VM)
 #   BENCH_DEBUG=0 (1: keep the debug kernel's run-time checkers on)
+#   BENCH_ICOUNT=1 (the loopback VM's clock counts instructions, 2 ns each,
+#   and skips idle time: its figures measure the work done, the same from
+#   run to run; empty: the host's clock, as the pair's boots)
 #
 # Every guest command only talks between 10.10.0.1 and 10.10.0.2, over the
 # VMs' private link (scripts/vm.sh); nothing here touches the network.
@@ -238,7 +241,7 @@ if [ "${BENCH_LOOPBACK:-1}" = 1 ]; then
 	vmdir=$(mktemp -d /tmp/smc_rs-bench.XXXXXX)
 	bench "loopback: booting one VM (TCP over lo, upstream and smc_rs SMC-D)"
 	t0=$(date +%s)
-	SMC_VM_OUT=$vmdir SMC_VM_TIMEOUT=$budget "$here/vm.sh" single smc_rs \
+	SMC_VM_ICOUNT=${BENCH_ICOUNT-1} SMC_VM_OUT=$vmdir SMC_VM_TIMEOUT=$budget "$here/vm.sh" single smc_rs \
 		"BENCH_REPS=$reps BENCH_SECS=$secs BENCH_STREAMS=$streams BENCH_PP_COUNT=$pp_count BENCH_REDIS_N=$redis_n BENCH_PORT=$port BENCH_PROFILE='$profile' bash $top/selftests/bench/loopback-vm.sh" \
 		>"$dir/vm.out" 2>&1 || bench "loopback: the VM run failed; logs in $dir"
 	cp -a "$vmdir/." "$dir/" && rm -rf "$vmdir"
