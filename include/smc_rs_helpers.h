@@ -40,6 +40,8 @@ void smc_rs_debugfs_create_u64(const char *name, umode_t mode,
 void smc_rs_debugfs_remove(struct dentry *dir);
 void smc_rs_spin_lock_bh(spinlock_t *lock);
 void smc_rs_spin_unlock_bh(spinlock_t *lock);
+void smc_rs_local_bh_disable(void);
+void smc_rs_local_bh_enable(void);
 
 int smc_rs_copy_from_sockptr(void *dst, sockptr_t src, size_t size);
 void smc_rs_tcp_set_syn_smc(struct sock *sk, bool on);

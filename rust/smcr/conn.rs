@@ -121,6 +121,7 @@ impl Conn {
             Path::Link(_) => None,
         };
         let counters = TechCounters::new(waker.net(), if ism { Tech::Smcd } else { Tech::Smcr });
+        let shared = SharedLock::new(ConnShared::new(peer.unwrap_or_default()), ism);
         Arc::pin_init(
             try_pin_init!(Conn {
                 token,
@@ -137,7 +138,7 @@ impl Conn {
                 counters,
                 orphaned: AtomicBool::new(false),
                 close_state: AtomicU8::new(CloseMachine::active().state as u8),
-                shared <- SharedLock::new(ConnShared::new(peer.unwrap_or_default())),
+                shared <- shared,
             }? Error),
             GFP_KERNEL,
         )

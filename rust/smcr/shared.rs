@@ -10,7 +10,7 @@
 //! byte at the reader, a full send buffer, a changed `SO_OOBINLINE`.
 
 use crate::sys::owner::OwnerHook;
-use crate::sys::sync::{new_spinlock_bh, SpinLockBh, SpinLockBhBackend};
+use crate::sys::sync::BhOff;
 use crate::sys::wake::Wake;
 use crate::wire::cdc::{ConnStateFlags, ProducerFlags};
 use crate::wire::close::CloseMachine;
@@ -19,7 +19,10 @@ use crate::wire::lgr_links::LINKS_MAX;
 use crate::wire::rtokens::Rtoken;
 use core::ops::{Deref, DerefMut};
 use kernel::prelude::*;
+use kernel::sync::lock::spinlock::SpinLockBackend;
 use kernel::sync::lock::Guard;
+use kernel::sync::SpinLock;
+use kernel::{c_str, static_lock_class};
 
 /// Where the peer's receive buffer is.
 #[derive(Clone, Copy, Debug, Default)]
@@ -199,35 +202,53 @@ pub(crate) struct UrgentRx {
     pub(crate) at_mark: bool,
 }
 
-/// The connection's shared state behind its lock (`spin_lock_bh`: the
-/// receive path takes it in softirq context). Letting go of it publishes
-/// the word poll reads to the socket the connection serves (its owner
-/// hook's [`PollWord`](crate::sys::owner::PollWord)).
+/// The connection's shared state behind its lock. Letting go of it
+/// publishes the word poll reads to the socket the connection serves (its
+/// owner hook's [`PollWord`](crate::sys::owner::PollWord)).
+///
+/// An SMC-R connection's receive path takes it in softirq context (the
+/// completion handler): the lock keeps softirqs off (as `spin_lock_bh`).
+/// An SMC-D connection's is only taken in process context (its CDC
+/// messages are applied by the sender's call, see `smcd::dmb`): a plain
+/// spin lock, of a lock class of its own, so that lockdep would tell if it
+/// ever were taken in softirq context.
 #[pin_data]
 pub(crate) struct SharedLock {
     #[pin]
-    lock: SpinLockBh<ConnShared>,
+    lock: SpinLock<ConnShared>,
+    /// Softirqs stay off while it is held (SMC-R).
+    bh: bool,
 }
 
 impl SharedLock {
-    /// The lock around `shared`.
-    pub(crate) fn new(shared: ConnShared) -> impl PinInit<Self, Error> {
+    /// The lock around `shared`; `ism` for an SMC-D connection.
+    pub(crate) fn new(shared: ConnShared, ism: bool) -> impl PinInit<Self, Error> {
+        let (name, class) = if ism {
+            (c_str!("Conn::shared (SMC-D)"), static_lock_class!())
+        } else {
+            (c_str!("Conn::shared"), static_lock_class!())
+        };
         try_pin_init!(SharedLock {
-            lock <- new_spinlock_bh!(shared, "Conn::shared"),
+            lock <- SpinLock::new(shared, name, class),
+            bh: !ism,
         }? Error)
     }
 
     /// Takes the lock.
     pub(crate) fn lock(&self) -> SharedGuard<'_> {
+        let bh = self.bh.then(BhOff::new);
         SharedGuard {
             guard: self.lock.lock(),
+            _bh: bh,
         }
     }
 }
 
 /// The held lock of a connection's shared state.
 pub(crate) struct SharedGuard<'a> {
-    guard: Guard<'a, ConnShared, SpinLockBhBackend>,
+    // Dropped first: the lock is let go before softirqs come back on.
+    guard: Guard<'a, ConnShared, SpinLockBackend>,
+    _bh: Option<BhOff>,
 }
 
 impl Deref for SharedGuard<'_> {

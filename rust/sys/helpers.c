@@ -127,6 +127,16 @@ void smc_rs_spin_unlock_bh(spinlock_t *lock)
 	spin_unlock_bh(lock);
 }
 
+void smc_rs_local_bh_disable(void)
+{
+	local_bh_disable();
+}
+
+void smc_rs_local_bh_enable(void)
+{
+	local_bh_enable();
+}
+
 int smc_rs_copy_from_sockptr(void *dst, sockptr_t src, size_t size)
 {
 	return copy_from_sockptr(dst, src, size);

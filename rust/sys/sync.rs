@@ -59,6 +59,29 @@ macro_rules! new_spinlock_bh {
 }
 pub(crate) use new_spinlock_bh;
 
+/// Softirqs kept off on this CPU, from `new` to drop (`local_bh_disable`,
+/// `local_bh_enable`): around a plain spin lock, what `spin_lock_bh` does.
+/// Not `Send`: it must end in the task that started it.
+pub(crate) struct BhOff(core::marker::PhantomData<*mut ()>);
+
+impl BhOff {
+    /// Turns softirqs off (nested sections count). Process or softirq
+    /// context, not hard interrupts.
+    pub(crate) fn new() -> Self {
+        // SAFETY: balanced by `drop`, in the same task (`!Send`).
+        unsafe { bindings::smc_rs_local_bh_disable() };
+        BhOff(core::marker::PhantomData)
+    }
+}
+
+impl Drop for BhOff {
+    fn drop(&mut self) {
+        // SAFETY: turned off in `new`; softirqs that became pending run
+        // here, as after `spin_unlock_bh`.
+        unsafe { bindings::smc_rs_local_bh_enable() };
+    }
+}
+
 /// An RCU read-side critical section, from `new` to drop. Not `Send`: it
 /// must end on the CPU and task that started it.
 pub(crate) struct RcuReadGuard(core::marker::PhantomData<*mut ()>);
