@@ -26,8 +26,8 @@ use crate::sys::ib::buf::BufMem;
 use crate::sys::sync::{new_spinlock_bh, SpinLockBh};
 use crate::wire::cdc::CdcMsg;
 use crate::wire::clc::SmcdGid;
-use kernel::prelude::*;
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use kernel::prelude::*;
 use kernel::sync::Arc;
 
 /// Messages queued for a DMB at most: more than the senders of one
