@@ -24,7 +24,7 @@ import time
 
 def monitor(path, command):
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.settimeout(10)
+        s.settimeout(30)
         s.connect(path)
         out = b""
         while not out.endswith(b"(qemu) "):

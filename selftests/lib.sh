@@ -197,6 +197,22 @@ round_module() {
 		"$SMC_TOP/selftests/tools/smc_ueid" add "$ueid"
 		echo "module smc_rs +p" >/sys/kernel/debug/dynamic_debug/control 2>/dev/null
 	fi
+	rxe_debug_errors
+	return 0
+}
+
+# rxe_debug_errors: Soft-RoCE's debug messages on, but for those it prints
+# for every packet, state step or timer. A responder that finds an RDMA
+# WRITE outside the keys or bounds it knows moves its queue pair to the
+# error state with no completion to show for it (the NAK goes to the
+# peer): only these messages say why a link went down then.
+rxe_debug_errors() {
+	local ctl=/sys/kernel/debug/dynamic_debug/control q
+	[ -w "$ctl" ] || return 0
+	echo "module rdma_rxe +p" >"$ctl" 2>/dev/null || return 0
+	for q in "state = " "timer fired" "Packet dropped" "rnr nak timer"; do
+		echo "module rdma_rxe format \"$q\" -p" >"$ctl" 2>/dev/null
+	done
 	return 0
 }
 
@@ -318,20 +334,28 @@ second_link_down() {
 # (the emulator then drops what arrives for it instead of holding it), and
 # the NIC itself (ip link).
 qemu_link() {
-	local dev=$1 state=$2 req _
+	local dev=$1 state=$2 req try t0 reply
 	[ -f "$SMC_OUT/linkctl.on" ] || return 0
-	req=$SMC_OUT/linkctl-vm$SMC_VM-$$-$RANDOM
-	echo "l${dev#eth} $state" >"$req.tmp" && mv "$req.tmp" "$req.req" || return 1
-	for _ in $(seq 100); do
-		if [ -f "$req.done" ]; then
-			! grep -qi error "$req.done"
-			local rc=$?
-			rm -f "$req.done"
-			return $rc
+	# The monitor answers within link-ctl.py's 30 s, or with an error (a
+	# busy emulator): asked again then, three times at most.
+	for try in 1 2 3; do
+		req=$SMC_OUT/linkctl-vm$SMC_VM-$$-$RANDOM
+		echo "l${dev#eth} $state" >"$req.tmp" && mv "$req.tmp" "$req.req" || return 1
+		t0=$SECONDS
+		while [ ! -f "$req.done" ] && [ $((SECONDS - t0)) -lt 40 ]; do
+			sleep 0.1
+		done
+		if [ ! -f "$req.done" ]; then
+			echo "no answer from link-ctl.py for $dev $state (try $try)" >&2
+			continue
 		fi
-		sleep 0.1
+		reply=$(cat "$req.done")
+		rm -f "$req.done"
+		if ! echo "$reply" | grep -qi error; then
+			return 0
+		fi
+		echo "link-ctl.py for $dev $state (try $try): $reply" >&2
 	done
-	echo "no answer from link-ctl.py for $dev $state" >&2
 	return 1
 }
 # The NIC stays up a second after its carrier went: the guest takes what

@@ -63,11 +63,13 @@ impl LgrBuf {
 
     /// Maps the buffer for a link added to the group (and registers it,
     /// when `register`). May sleep.
+    #[track_caller]
     pub(crate) fn add_link(&self, link: &Link, register: bool) -> Result {
         let buf = DmaBuf::map(link.dev.device.ib(), &self.mem)?;
         self.map_on(link, buf, register)
     }
 
+    #[track_caller]
     fn map_on(&self, link: &Link, buf: DmaBuf, register: bool) -> Result {
         let pd = link.pd()?;
         let reg = match self.kind {
@@ -90,6 +92,7 @@ impl LgrBuf {
 
     /// Registers the RMB's region on `link` (the first RMB of a new link
     /// waits until the link can send). May sleep.
+    #[track_caller]
     pub(crate) fn register(&self, link: &Link) -> Result {
         let Some(reg) = self.on(link.idx) else {
             return Err(ENOLINK.into());

@@ -49,6 +49,21 @@ use txslots::TxSlots;
 /// Work requests one send slot may post: three RDMA WRITEs (a write that
 /// wraps the peer's ring and our send buffer's) and the message.
 const WR_PER_SLOT: u32 = 4;
+/// The registration queue pair: one registration in flight, nothing
+/// else. Regions are not registered on the link's queue pair: a device
+/// that retransmits the link's traffic may run every request after the
+/// first unacknowledged one again (rxe does, local ones included), and a
+/// second registration of a region that is valid takes the queue pair to
+/// the error state: the link would go down under a burst of handshakes.
+/// Connected to itself, this one never sends a packet, so nothing on it
+/// is ever run twice.
+const REG_CAPS: QpCaps = QpCaps {
+    max_send_wr: 1,
+    max_recv_wr: 1,
+    max_send_sge: 1,
+    max_recv_sge: 1,
+    max_inline_data: 0,
+};
 /// How long a sender waits for a free slot, in milliseconds (upstream:
 /// 10 s).
 const SLOT_WAIT_MS: u32 = 10_000;
@@ -216,6 +231,10 @@ pub(crate) struct Link {
     /// Serialises memory registrations on the link.
     #[pin]
     reg_lock: Mutex<()>,
+    /// The queue pair memory regions are registered with (see
+    /// [`REG_CAPS`]), from `new` until `stop`.
+    #[pin]
+    reg_qp: SpinLockBh<Option<Qp<Rts, Link>>>,
     /// The link group, from [`Link::set_owner`] until `shut_down`.
     #[pin]
     owner: SpinLockBh<Option<Arc<dyn LinkOwner>>>,
@@ -282,6 +301,7 @@ impl Link {
                 ),
                 llc_wait <- new_condvar!("Link::llc_wait"),
                 reg_lock <- new_mutex!((), "Link::reg_lock"),
+                reg_qp <- new_spinlock_bh!(None, "Link::reg_qp"),
                 owner <- new_spinlock_bh!(None, "Link::owner"),
             }? Error),
             GFP_KERNEL,
@@ -330,7 +350,7 @@ impl Link {
             result = rx_layout.post(&qp, RX_BUFS, slot);
         }
         *link.qp.lock() = LinkQp::Init(qp);
-        if let Err(e) = result {
+        if let Err(e) = result.and_then(|()| link.make_reg_qp(&pd)) {
             link.shut_down();
             link.release();
             return Err(e);
@@ -343,6 +363,27 @@ impl Link {
         );
         rx_layout.note_created();
         Ok(link)
+    }
+
+    /// Makes the registration queue pair (see [`REG_CAPS`]): in `pd`,
+    /// connected to itself, with a completion queue of its own. May sleep.
+    fn make_reg_qp(self: &Arc<Self>, pd: &Arc<Pd>) -> Result {
+        let ibdev = self.dev.device.ib();
+        // Its registration, and the drain's two requests.
+        let cq = Cq::new(ibdev, 4, 0)?;
+        let qp = Qp::create(pd, &cq, &cq, REG_CAPS, self.dev.port, self.clone(), KVec::new())?;
+        let itself = RtrParams {
+            path_mtu: self.dev.path_mtu,
+            dest_qpn: qp.qpn(),
+            rq_psn: 0,
+            sgid_index: self.dev.gid_index as u8,
+            dgid: self.dev.gid,
+            dmac: self.dev.mac,
+            hop_limit: 1,
+        };
+        let qp = qp.into_rtr(&itself)?.into_rts(0)?;
+        *self.reg_qp.lock() = Some(qp);
+        Ok(())
     }
 
     /// Makes `owner` the one the link reports to; before the peer learns
@@ -435,6 +476,17 @@ impl Link {
         let rts = qp.into_rtr(&params)?.into_rts(self.psn)?;
         *self.qp.lock() = LinkQp::Rts(rts);
         Ok(())
+    }
+
+    /// Runs `f` on the registration queue pair while the link is up.
+    fn with_reg_qp<R>(&self, f: impl FnOnce(&Qp<Rts, Link>) -> Result<R>) -> Result<R> {
+        if self.state() == LinkState::Down {
+            return Err(ENOLINK.into());
+        }
+        match &*self.reg_qp.lock() {
+            Some(qp) => f(qp),
+            None => Err(ENOLINK.into()),
+        }
     }
 
     /// Runs `f` on the queue pair if it is ready to send.

@@ -4,20 +4,20 @@
 //! and given back, control messages, RDMA WRITEs, memory registrations,
 //! the LLC requests a handshake waits for, and the end of the link.
 //!
-//! Locks (see `Documentation/design.rst`): `tx`, `llc`, `qp` and `owner`
-//! are spinlocks taken with bottom halves off, in any context, never two
-//! at once; `reg_lock` and `verbs` are mutexes (process context). The
+//! Locks (see `Documentation/design.rst`): `tx`, `llc`, `qp`, `reg_qp`
+//! and `owner` are spinlocks taken with bottom halves off, in any
+//! context, never two at once; `reg_lock` and `verbs` are mutexes (process context). The
 //! owner is called with none of them held.
 
 use super::txslots::SlotUse;
 use super::{Link, LinkQp, LinkState, SLOT_WAIT_MS, TX_BUFS, TX_LONG_BUF, WR_PER_SLOT};
 use super::rxbufs::WR_BUF_V2_SIZE;
 use super::slots::MAX_SLOTS;
-use crate::sys::errno::{EAGAIN, EBUSY, EINVAL, ENOLINK, ETIMEDOUT};
+use crate::sys::errno::{EAGAIN, EALREADY, EBUSY, EINVAL, ENOLINK, ETIMEDOUT};
 use crate::sys::ib::mr::{MrAccess, RegisteredBuf};
 use crate::sys::ib::pd::Pd;
 use crate::sys::ib::buf::DmaBuf;
-use crate::sys::ib::qp::DrainedQp;
+use crate::sys::ib::qp::{DrainedQp, Qp};
 use crate::sys::ib::wr::{QpEvent, QpHandler, WcStatus};
 use crate::sys::print::{smc_dbg, smc_warn_ratelimited};
 use crate::wire::cdc::CDC_MSG_TYPE;
@@ -322,13 +322,21 @@ impl Link {
     }
 
     /// Registers `mr` on the link and waits for the device to confirm.
+    /// The caller's place names a region registered twice (see
+    /// `post_reg_mr`).
+    #[track_caller]
     pub(crate) fn register_mr(&self, mr: &Arc<RegisteredBuf>, access: MrAccess) -> Result {
+        let at = core::panic::Location::caller();
         // One registration at a time on the link: the queue pair takes one,
         // and its completion is reported here.
         let _one = self.reg_lock.lock();
         self.llc.lock().reg_done = None;
         // The region the queue pair held before goes here, outside the lock.
-        let previous = self.with_rts(|qp| qp.post_reg_mr(mr, access))?;
+        let previous = match self.with_reg_qp(|qp| qp.post_reg_mr(mr, access, at)) {
+            // Registered before (and said so): usable as it is.
+            Err(e) if e == EALREADY => return Ok(()),
+            r => r?,
+        };
         drop(previous);
         let mut left = kernel::time::msecs_to_jiffies(SLOT_WAIT_MS) as _;
         let mut inbox = self.llc.lock();
@@ -408,6 +416,10 @@ impl Link {
     /// Process context.
     pub(crate) fn stop(&self) -> Option<DrainedQp<Link>> {
         self.link_down();
+        // Nothing but a registration is ever posted on it: destroyed at
+        // once, which waits for that.
+        let reg = self.reg_qp.lock().take();
+        drop(reg.map(Qp::drain));
         let qp = core::mem::replace(&mut *self.qp.lock(), LinkQp::None);
         let drained = match qp {
             LinkQp::None => None,

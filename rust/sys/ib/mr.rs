@@ -9,7 +9,9 @@ use super::super::errno::{EINVAL, ENOMEM};
 use super::buf::DmaBuf;
 use super::pd::Pd;
 use core::ffi::{c_int, c_uint};
+use core::panic::Location;
 use core::ptr::{null_mut, NonNull};
+use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::error::{from_err_ptr, Result};
 use kernel::page::PAGE_SIZE;
 use kernel::sync::Arc;
@@ -46,11 +48,16 @@ impl MrAccess {
 /// `mr`, if any, was allocated in `pd` by `ib_alloc_mr` and maps all of
 /// `buf` (from `buf.dma_addr()`, in pages); it is deregistered only in
 /// `drop`. Without one, the buffer is reached locally through the
-/// domain's local DMA key only (never by the peer).
+/// domain's local DMA key only (never by the peer). `registered` is null
+/// until a registration request for `mr` is about to be posted, then the
+/// place in the code that asked for it, for good: the region is never
+/// invalidated, and a device rejects a second registration of a valid
+/// region by taking its queue pair to the error state.
 pub(crate) struct RegisteredBuf {
     mr: Option<NonNull<bindings::ib_mr>>,
     buf: DmaBuf,
     pd: Arc<Pd>,
+    registered: AtomicPtr<Location<'static>>,
 }
 
 // SAFETY: the region's fields are written by the driver at allocation and
@@ -78,6 +85,7 @@ impl RegisteredBuf {
             mr: Some(mr),
             buf,
             pd: pd.clone(),
+            registered: AtomicPtr::new(null_mut()),
         };
         let page_size = c_uint::try_from(PAGE_SIZE).map_err(|_| EINVAL)?;
         let sgl = reg.buf.sgl();
@@ -107,6 +115,7 @@ impl RegisteredBuf {
             mr: None,
             buf,
             pd: pd.clone(),
+            registered: AtomicPtr::new(null_mut()),
         })
     }
 
@@ -152,6 +161,30 @@ impl RegisteredBuf {
     /// The region (`None` for a local buffer).
     pub(super) fn as_raw(&self) -> Option<*mut bindings::ib_mr> {
         self.mr.map(NonNull::as_ptr)
+    }
+
+    /// Notes that `at` registers the region now. The region can be
+    /// registered once: `Err` with the place that did it first when it
+    /// was already.
+    pub(super) fn claim_registration(
+        &self,
+        at: &'static Location<'static>,
+    ) -> core::result::Result<(), &'static Location<'static>> {
+        let at = core::ptr::from_ref(at).cast_mut();
+        match self
+            .registered
+            .compare_exchange(null_mut(), at, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => Ok(()),
+            // SAFETY: only `&'static Location` pointers are stored.
+            Err(first) => Err(unsafe { &*first }),
+        }
+    }
+
+    /// Takes back [`claim_registration`](Self::claim_registration): the
+    /// request was not posted.
+    pub(super) fn unclaim_registration(&self) {
+        self.registered.store(null_mut(), Ordering::Release);
     }
 }
 

@@ -15,12 +15,14 @@
 //! ([`Qp::post_rdma_write_held`]).
 
 use super::super::bindings;
-use super::super::errno::EINVAL;
+use super::super::errno::{EALREADY, EINVAL};
+use super::super::print::smc_warn_ratelimited;
 use super::mr::{MrAccess, RegisteredBuf};
 use super::qp::{Qp, QpInner, QpState, Rts};
 use super::sge::Sge;
 use super::wr::{QpHandler, SlotKind, MAX_SGE};
 use core::ffi::c_int;
+use core::panic::Location;
 use kernel::error::{to_result, Result};
 use kernel::sync::Arc;
 
@@ -270,10 +272,15 @@ impl<H: QpHandler> Qp<Rts, H> {
     /// own end, so the region lives while the device works on it. Does not
     /// sleep: the reference it held before is handed back, for the caller
     /// to drop where it may sleep (dropping it may deregister a region).
+    ///
+    /// A region is registered once (`EALREADY` after, with a warning that
+    /// names `at` and the first place): the device would take the queue
+    /// pair to the error state for a second registration of a valid region.
     pub(crate) fn post_reg_mr(
         &self,
         reg: &Arc<RegisteredBuf>,
         access: MrAccess,
+        at: &'static Location<'static>,
     ) -> Result<Option<Arc<RegisteredBuf>>> {
         let inner = &self.inner;
         if !Arc::ptr_eq(reg.pd(), &inner.pd) {
@@ -282,8 +289,23 @@ impl<H: QpHandler> Qp<Rts, H> {
         // A local buffer has no region to register.
         let mr = reg.as_raw().ok_or(EINVAL)?;
         let cqe = inner.cqe(SlotKind::Reg)?;
+        if let Err(first) = reg.claim_registration(at) {
+            smc_warn_ratelimited!(
+                "ib: region (key {:#x}) registered again at {}, first at {}",
+                reg.rkey(),
+                at,
+                first
+            );
+            return Err(EALREADY.into());
+        }
         let shared = inner.shared();
-        let previous = shared.reg_begin(reg)?;
+        let previous = match shared.reg_begin(reg) {
+            Ok(p) => p,
+            Err(e) => {
+                reg.unclaim_registration();
+                return Err(e);
+            }
+        };
         let mut wr = bindings::ib_reg_wr {
             wr: send_wr(
                 bindings::ib_wr_opcode_IB_WR_REG_MR,
@@ -299,6 +321,7 @@ impl<H: QpHandler> Qp<Rts, H> {
             Err(e) => {
                 // Nothing was posted: the previous region stays held, as
                 // if this call had not been made.
+                reg.unclaim_registration();
                 let failed = shared.reg_post_failed(previous);
                 drop(failed);
                 Err(e)
