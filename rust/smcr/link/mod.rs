@@ -11,10 +11,11 @@
 //! which connections may now have a free slot.
 //!
 //! Lifetime: the queue pair holds an `Arc` of its link (its completion
-//! handler), the link holds the queue pair and an `Arc` of its owner, the
-//! owner holds the link. The cycle ends in [`Link::shut_down`], which the
-//! owner calls once: it takes the queue pair out and drops it, which waits
-//! for every posted work request to complete, then lets the owner go.
+//! handler), as does the registration queue pair (see [`REG_CAPS`]); the
+//! link holds both and an `Arc` of its owner, the owner holds the link.
+//! The cycle ends in [`Link::shut_down`], which the owner calls once: it
+//! takes the queue pairs out and drops them, which waits for every posted
+//! work request to complete, then lets the owner go.
 //! [`Link::release`] then gives back the protection domain, the
 //! completion queues and the device hold, after the owner gave back the
 //! memory regions made on them.
