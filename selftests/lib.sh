@@ -351,6 +351,8 @@ qemu_link() {
 		fi
 		reply=$(cat "$req.done")
 		rm -f "$req.done"
+		[ $((SECONDS - t0)) -gt 5 ] &&
+			echo "link-ctl.py answered $dev $state after $((SECONDS - t0)) s" >&2
 		if ! echo "$reply" | grep -qi error; then
 			return 0
 		fi
