@@ -258,8 +258,10 @@ impl<S: SockState> SockGuard<'_, S> {
     /// `*timeo` jiffies (updated), with the socket lock dropped meanwhile,
     /// like `sk_wait_event`. The waiter is exclusive: a wake-up for one
     /// event (one new connection) wakes one such waiter. `ready` is checked
-    /// after queueing and before sleeping, so no wake-up is lost. Fails with
-    /// `EAGAIN` when the time is up and `EINTR`/`ERESTARTSYS` on a signal.
+    /// after queueing and before sleeping, so no wake-up is lost. `Ok` after
+    /// any wake-up, ready or not (the caller looks again); fails with
+    /// `EAGAIN` when the time is up and `EINTR`/`ERESTARTSYS` on a signal,
+    /// unless `ready` holds then.
     pub(crate) fn wait_exclusive(
         &mut self,
         on: &KernelSocket,
@@ -313,10 +315,15 @@ impl<S: SockState> SockGuard<'_, S> {
             bindings::finish_wait(head, entry.get());
             bindings::smc_rs_lock_sock(self.sk.as_raw());
         }
-        if ready() {
+        // A wake-up with time left and no signal: the caller looks again
+        // (as after any wake-up) without `ready` taking its locks once more
+        // here. Otherwise what is ready wins over the signal or the end
+        // of the time, as in TCP's waits.
+        let signalled = kernel::current!().signal_pending();
+        if (!signalled && *timeo != 0) || ready() {
             return Ok(());
         }
-        if kernel::current!().signal_pending() {
+        if signalled {
             // SAFETY: pure function of its argument.
             return Err(Error::from_errno(unsafe {
                 bindings::smc_rs_sock_intr_errno(*timeo)
