@@ -16,7 +16,6 @@ use crate::sys::bindings as b;
 use crate::sys::errno::{EINVAL, ENOPROTOOPT, ESOCKTNOSUPPORT};
 use crate::sys::family::{AcceptArg, SocketFamily};
 use crate::sys::net::Net;
-use crate::sys::owner::OwnerHook;
 use crate::sys::tcp::KernelSocket;
 use crate::sys::work::SockWork;
 use core::sync::atomic::Ordering;
@@ -155,7 +154,7 @@ impl SocketFamily for SmcSock {
         match st.state {
             SmcState::Fallback(reason) => enter_fallback(sock, &mut st, Side::Server, reason),
             SmcState::Smcr { ref conn, .. } => {
-                drop(conn.set_owner(Some(OwnerHook::new(sock.sk()))));
+                sock::hook_owner(sock, conn);
                 *sock.sk().state().diag_conn.lock() = Some(conn.clone());
                 st.set_sk_state(SMC_ACTIVE);
                 sock.set_connected(&st);
@@ -175,14 +174,22 @@ impl SocketFamily for SmcSock {
         // Without the socket lock, as upstream's `smc_poll`: a sender or
         // reader that sleeps holding it must not stall poll in other
         // threads.
-        let conn = sock.sk().state().diag_conn.lock().clone();
-        if let Some(conn) = conn {
-            // An SMC connection's mask is its own: TCP is not asked.
+        let state = sock.sk().state();
+        if state.poll.read().0 != 0 {
+            // An SMC connection's mask is its own: TCP is not asked. Its
+            // connection published what poll reads into the socket; what
+            // that cannot tell is asked of the connection under its lock.
             clc(sock).poll_wait(pt);
-            return smcr_ops::poll_mask(&conn, sock.sk().oob_inline());
+            let oob_inline = sock.sk().oob_inline();
+            if let Some(mask) = smcr_ops::poll_quick(&state.poll, clc(sock).sk().was_reset(), oob_inline) {
+                return mask;
+            }
+            let conn = state.diag_conn.lock().clone();
+            // The socket keeps its connection until `release`, which no
+            // poll outlives.
+            return conn.map_or(0, |c| smcr_ops::poll_locked(&c, oob_inline));
         }
         let mask = clc(sock).poll(pt);
-        let state = sock.sk().state();
         if state.listen.listening() {
             // Finished connections, and those accept() takes from TCP.
             return if state.listen.acceptable(clc(sock)) {

@@ -8,11 +8,13 @@
 use super::sock::{smcr_locked, Guard, Sock};
 use crate::smcr::close::{self, Deferred};
 use crate::smcr::conn::Conn;
+use crate::smcr::shared::Snapshot;
 use crate::smcr::{rx, settle, tx};
 use crate::stats::tech::{self, Dir, Special};
 use crate::sys::args::{MsgHdr, SockoptIn};
 use crate::sys::bindings as b;
 use crate::sys::errno::EINVAL;
+use crate::sys::owner::PollWord;
 use crate::sys::wake::epoll::*;
 use crate::wire::close::{CloseEvent, Shutdown};
 use kernel::prelude::*;
@@ -116,25 +118,21 @@ pub(super) fn count_tcp_option(sock: &Sock<'_>, name: i32, val: SockoptIn<'_>) {
     }
 }
 
-/// What poll reports for an SMC-R connection; `oob_inline` is the
-/// socket's `SO_OOBINLINE`.
-pub(super) fn poll_mask(conn: &Conn, oob_inline: bool) -> u32 {
-    poll_quick(conn, oob_inline).unwrap_or_else(|| poll_locked(conn, oob_inline))
-}
-
-/// [`poll_mask`] from the connection's [`Snapshot`], without its lock:
-/// `None` for what needs the lock (an urgent byte that may be at the
-/// reader, `SO_OOBINLINE` changed, no room to write: the owner is to be
-/// told, see `Conn::note_no_room`). The same mask as [`poll_locked`].
-fn poll_quick(conn: &Conn, oob_inline: bool) -> Option<u32> {
-    let s = conn.shared.snapshot();
+/// What poll reports for an SMC connection from what the socket's
+/// [`PollWord`] says of it (`was_reset`: the clcsock's), without a lock:
+/// `None` for what needs the connection's lock (an urgent byte that may be
+/// at the reader, `SO_OOBINLINE` changed, no room to write: the owner is
+/// to be told, see `Conn::note_no_room`). The same mask as [`poll_locked`].
+pub(super) fn poll_quick(poll: &PollWord, was_reset: bool, oob_inline: bool) -> Option<u32> {
+    let (word, sndbuf) = poll.read();
+    let s = Snapshot::from_word(word);
     if !s.usable(oob_inline) {
         return None;
     }
-    let failed = s.failed(conn.waker.was_reset());
+    let failed = s.failed(was_reset);
     let sock_error = failed && !s.error_reported();
     // `tx::writable`: an error or a closed side lets a write fail at once.
-    let writable = failed || s.write_closed() || u64::from(conn.sndbuf_size()) > s.tx_used();
+    let writable = failed || s.write_closed() || u64::from(sndbuf) > s.tx_used();
     if !writable {
         return None;
     }
@@ -168,8 +166,9 @@ fn poll_quick(conn: &Conn, oob_inline: bool) -> Option<u32> {
     Some(mask)
 }
 
-/// [`poll_mask`] under the connection's lock.
-fn poll_locked(conn: &Conn, oob_inline: bool) -> u32 {
+/// What poll reports for an SMC connection, under its lock; `oob_inline`
+/// is the socket's `SO_OOBINLINE`.
+pub(super) fn poll_locked(conn: &Conn, oob_inline: bool) -> u32 {
     // The sending side's bits under the lock the reading side's take.
     let (r, (mut mask, write_closed)) = rx::poll_read(conn, oob_inline, |sh| {
         let mut mask = 0;

@@ -12,7 +12,7 @@ use crate::sys::bindings as b;
 use crate::sys::diag::{DiagExt, DiagInfo, SockDiag};
 use crate::sys::errno::EPROTONOSUPPORT;
 use crate::sys::listen::{ListenOwner, SavedDataReady};
-use crate::sys::owner::OwnerHook;
+use crate::sys::owner::{OwnerHook, PollWord};
 use crate::sys::print::smc_dbg;
 use crate::sys::sock::{SmcSk, SockGuard, SockState};
 use crate::sys::socket::{FileRedirect, Socket};
@@ -77,6 +77,9 @@ pub(crate) struct SmcSock {
     /// softirqs off.
     #[pin]
     pub(super) diag_conn: SpinLock<Option<Arc<Conn>>>,
+    /// What poll reads of that connection without a lock (see
+    /// `smcr_ops::poll_mask`).
+    pub(super) poll: PollWord,
     /// What poll, accept and TCP's SYN handling need of a listener.
     #[pin]
     pub(super) listen: ListenCounters,
@@ -158,6 +161,7 @@ impl SmcSock {
             fallback_reason: AtomicU32::new(0),
             peer_diagnosis: AtomicU32::new(0),
             diag_conn <- new_spinlock!(None, "SmcSock::diag_conn"),
+            poll: PollWord::default(),
             listen <- ListenCounters::new(limit_hs),
             tcp_data_ready: SavedDataReady::new(),
             connect_work <- new_work!("SmcSock::connect_work"),
@@ -318,8 +322,15 @@ pub(super) fn enter_smcr(sock: &Sock<'_>, st: &mut Guard<'_>, side: Side, conn: 
     smc_dbg!("{:?}: {}, token {:#x}", side, mode, conn.token);
     let reported = !matches!(st.state, SmcState::Connecting(_));
     *sock.sk().state().diag_conn.lock() = Some(conn.clone());
-    drop(conn.set_owner(Some(OwnerHook::new(sock.sk()))));
+    hook_owner(sock, &conn);
     st.state = SmcState::Smcr { conn, reported };
     st.set_sk_state(SMC_ACTIVE);
     sock.set_connected(st);
+}
+
+/// Hooks the socket onto `conn` as its owner: the connection signals the
+/// socket's owners and publishes what poll reads into the socket.
+pub(super) fn hook_owner(sock: &Sock<'_>, conn: &Conn) {
+    sock.sk().state().poll.set_sndbuf(conn.sndbuf_size());
+    drop(conn.set_owner(Some(OwnerHook::new(sock.sk(), |s: &SmcSock| &s.poll))));
 }

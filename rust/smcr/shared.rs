@@ -18,7 +18,6 @@ use crate::wire::cursor::Cursor;
 use crate::wire::lgr_links::LINKS_MAX;
 use crate::wire::rtokens::Rtoken;
 use core::ops::{Deref, DerefMut};
-use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::prelude::*;
 use kernel::sync::lock::spinlock::SpinLockBackend;
 use kernel::sync::lock::Guard;
@@ -203,8 +202,9 @@ pub(crate) struct UrgentRx {
     pub(crate) at_mark: bool,
 }
 
-/// The connection's shared state behind its lock, with the word poll
-/// reads.
+/// The connection's shared state behind its lock. Letting go of it
+/// publishes the word poll reads to the socket the connection serves (its
+/// owner hook's [`PollWord`](crate::sys::owner::PollWord)).
 ///
 /// An SMC-R connection's receive path takes it in softirq context (the
 /// completion handler): the lock keeps softirqs off (as `spin_lock_bh`).
@@ -218,8 +218,6 @@ pub(crate) struct SharedLock {
     lock: SpinLock<ConnShared>,
     /// Softirqs stay off while it is held (SMC-R).
     bh: bool,
-    /// [`Snapshot`] bits of the state as the lock was last let go.
-    snap: AtomicU64,
 }
 
 impl SharedLock {
@@ -233,7 +231,6 @@ impl SharedLock {
         try_pin_init!(SharedLock {
             lock <- SpinLock::new(shared, name, class),
             bh: !ism,
-            snap: AtomicU64::new(0),
         }? Error)
     }
 
@@ -242,14 +239,8 @@ impl SharedLock {
         let bh = self.bh.then(BhOff::new);
         SharedGuard {
             guard: self.lock.lock(),
-            snap: &self.snap,
             _bh: bh,
         }
-    }
-
-    /// What poll needs, as the lock was last let go.
-    pub(crate) fn snapshot(&self) -> Snapshot {
-        Snapshot(self.snap.load(Ordering::Acquire))
     }
 }
 
@@ -257,7 +248,6 @@ impl SharedLock {
 pub(crate) struct SharedGuard<'a> {
     // Dropped first: the lock is let go before softirqs come back on.
     guard: Guard<'a, ConnShared, SpinLockBackend>,
-    snap: &'a AtomicU64,
     _bh: Option<BhOff>,
 }
 
@@ -278,7 +268,9 @@ impl DerefMut for SharedGuard<'_> {
 impl Drop for SharedGuard<'_> {
     fn drop(&mut self) {
         // Under the lock: the stores are in the order of the changes.
-        self.snap.store(Snapshot::of(&self.guard).0, Ordering::Release);
+        if let Some(o) = &self.guard.owner {
+            o.publish_poll(Snapshot::of(&self.guard).0);
+        }
         if let Some((w, urgent)) = self.guard.signals.take() {
             if let Some(o) = &self.guard.owner {
                 if urgent {
@@ -326,6 +318,11 @@ impl Snapshot {
                 | flag(sh.close.write_closed(), Self::WRITE_CLOSED)
                 | used << 32,
         )
+    }
+
+    /// The snapshot a word published through the owner hook holds.
+    pub(crate) fn from_word(word: u64) -> Snapshot {
+        Snapshot(word)
     }
 
     /// Whether poll can go by it for a socket with `oob_inline`

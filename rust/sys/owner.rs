@@ -16,17 +16,43 @@
 use super::bindings;
 use super::sock::{SmcSk, SockState};
 use core::ffi::c_int;
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+/// What poll reads of a connection without a lock, kept in the socket the
+/// connection serves (so that poll needs neither the connection nor a lock
+/// to find it): the connection's last snapshot word, which it publishes
+/// through its [`OwnerHook`] each time it lets go of its lock, and the size
+/// of its send buffer. Zero until the socket has a connection.
+#[derive(Default)]
+pub(crate) struct PollWord {
+    snap: AtomicU64,
+    sndbuf: AtomicU32,
+}
+
+impl PollWord {
+    /// The last word published, and the send buffer's size.
+    pub(crate) fn read(&self) -> (u64, u32) {
+        (self.snap.load(Ordering::Acquire), self.sndbuf.load(Ordering::Relaxed))
+    }
+
+    /// Sets the send buffer's size (before the hook publishes a word).
+    pub(crate) fn set_sndbuf(&self, size: u32) {
+        self.sndbuf.store(size, Ordering::Relaxed);
+    }
+}
 
 /// The SMC socket (`struct sock`) of a connection, to signal its owner.
 ///
 /// # Invariants
 ///
 /// `sk` is a `struct sock` this hook holds a reference to (`sock_hold`):
-/// its memory lives as long as the hook. Its `sk_socket` is the same live
+/// its memory lives as long as the hook, and so does `poll`, which points
+/// into its state (or to a static). Its `sk_socket` is the same live
 /// socket, with the same file, at least until the hook is dropped (the
 /// promise of [`OwnerHook::new`]'s caller).
 pub(crate) struct OwnerHook {
     sk: *mut bindings::sock,
+    poll: *const PollWord,
 }
 
 // SAFETY: a `struct sock` is made for use from any context; the hook only
@@ -39,13 +65,27 @@ impl OwnerHook {
     /// A hook onto `owner`. The owner must be connected with a socket
     /// (`sk_socket` set) and must drop the hook in `release`, before its
     /// socket is orphaned.
-    pub(crate) fn new<S: SockState>(owner: &SmcSk<S>) -> Self {
+    /// `poll` finds the socket's [`PollWord`] in its state, which the hook
+    /// publishes to.
+    pub(crate) fn new<S: SockState>(owner: &SmcSk<S>, poll: fn(&S) -> &PollWord) -> Self {
         let sk = owner.as_raw();
         // SAFETY: `owner` is a live socket, so its count is not zero.
         unsafe { bindings::smc_rs_sock_hold(sk) };
         // INVARIANT: held above; the socket and its file stay until the
-        // hook is dropped (the caller's promise).
-        OwnerHook { sk }
+        // hook is dropped (the caller's promise). The word is borrowed from
+        // the socket's state (or is static), which lives while the socket
+        // is held.
+        OwnerHook {
+            sk,
+            poll: poll(owner.state()),
+        }
+    }
+
+    /// Publishes the connection's snapshot word for the socket's poll.
+    pub(crate) fn publish_poll(&self, word: u64) {
+        // SAFETY: `poll` lives as long as the socket the hook holds
+        // (invariant).
+        unsafe { (*self.poll).snap.store(word, Ordering::Release) };
     }
 
     fn wake_async(&self, how: u32, band: u32) {
