@@ -332,7 +332,11 @@ second_link_down() {
 # nic_down DEV, nic_up DEV: a pair's NIC (eth0, eth1) down or up as a pulled
 # cable would take it: its carrier at QEMU's end through vm.sh's link-ctl.py
 # (the emulator then drops what arrives for it instead of holding it), and
-# the NIC itself (ip link).
+# the NIC itself (ip link). qemu_link finds link-ctl.py by the marker
+# linkctl.on in the VM run's output folder; a round's scripts have a folder
+# of their own as $SMC_OUT (round.sh), where it is not: there qemu_link does
+# nothing and only the NIC goes down (the frame relay keeps the peer's QEMU
+# from blocking meanwhile, see Documentation/vm-bed.rst).
 qemu_link() {
 	local dev=$1 state=$2 req try t0 reply
 	[ -f "$SMC_OUT/linkctl.on" ] || return 0

@@ -129,10 +129,9 @@ down_mid_echo() {
 		rdma link delete "$gone" || rc=1
 		down1=$(rxe_sent $left)
 	else
-		# nic_down's steps, with the count taken when the carrier went:
-		# from then on nothing leaves over $gone's wire, what moves is the
-		# rest (the emulator's answer and the second before the NIC goes
-		# down took most of a fast echo before).
+		# nic_down's steps, with the count taken before its second's
+		# wait, not after the NIC went down: by then a fast echo had
+		# mostly ended, too little was left to count.
 		qemu_link "$dev" off || rc=1
 		down1=$(rxe_sent $left)
 		sleep 1
