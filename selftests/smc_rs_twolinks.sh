@@ -129,13 +129,11 @@ down_mid_echo() {
 		rdma link delete "$gone" || rc=1
 		down1=$(rxe_sent $left)
 	else
-		# nic_down's steps, with the count taken before its second's
-		# wait, not after the NIC went down: by then a fast echo had
-		# mostly ended, too little was left to count.
-		qemu_link "$dev" off || rc=1
+		# Counted before nic_down's second's wait, not after the NIC went
+		# down: by then a fast echo had mostly ended, too little was left
+		# to count.
 		down1=$(rxe_sent $left)
-		sleep 1
-		ip link set "$dev" down || rc=1
+		nic_down "$dev" || rc=1
 	fi
 	wait "$pid" || rc=1
 	# TCP's count when the echo ended: closing 500 connections whose

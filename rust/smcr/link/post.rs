@@ -6,8 +6,8 @@
 //!
 //! Locks (see `Documentation/design.rst`): `tx`, `llc`, `qp`, `reg_qp`
 //! and `owner` are spinlocks taken with bottom halves off, in any
-//! context, never two at once; `reg_lock` and `verbs` are mutexes (process context). The
-//! owner is called with none of them held.
+//! context, never two at once; `reg_lock` and `verbs` are mutexes
+//! (process context). The owner is called with none of them held.
 
 use super::txslots::SlotUse;
 use super::{Link, LinkQp, LinkState, SLOT_WAIT_MS, TX_BUFS, TX_LONG_BUF, WR_PER_SLOT};
