@@ -12,14 +12,19 @@
 //! every peer attached, so it lives as long as either can still write or
 //! read it. The owner is held in [`Dmb::owner`] from registration until
 //! [`Dmb::disown`]; signals after that are dropped (the connection is
-//! gone).
+//! gone). When the last holder lets go of the DMB, its memory goes back
+//! to the device's [`DmbPool`], if nothing else holds it, for the next
+//! DMB of its size (upstream reuses an ended connection's DMB in its link
+//! group); no late write of an ended connection reaches a new one, and
+//! the bytes it wrote are zeroed before the memory is handed on.
 //!
 //! Locks (see `Documentation/design.rst`): `owner` is held while queued
 //! messages are applied in order (its owner then takes its connection's
 //! `shared`); the queue has no lock: senders add to it under their own
 //! connection's `shared`, so that it holds their messages in the order they
 //! numbered them. Nobody drains a DMB while holding another DMB's `owner`:
-//! signals are kicked only with no lock held.
+//! signals are kicked only with no lock held. The pool's `free` is a
+//! leaf, taken in any context.
 
 use crate::sys::errno::ENOSPC;
 use crate::sys::ib::buf::BufMem;
@@ -34,6 +39,78 @@ use kernel::sync::Arc;
 /// connection can queue between two drains (each sender drains after it
 /// queued).
 const QUEUE_LEN: usize = 32;
+
+/// Buffers a pool keeps at most: enough for a few threads that open and
+/// close connections in turn (both ends of each take one).
+const POOL_SLOTS: usize = 16;
+
+/// The memory of DMBs that ended, for new DMBs of the same size.
+#[pin_data]
+pub(crate) struct DmbPool {
+    /// Buffers nobody holds, not yet zeroed.
+    #[pin]
+    free: SpinLockBh<[Option<Arc<BufMem>>; POOL_SLOTS]>,
+}
+
+impl DmbPool {
+    pub(crate) fn new() -> Result<Arc<DmbPool>> {
+        Arc::pin_init(
+            pin_init!(DmbPool {
+                free <- new_spinlock_bh!([const { None }; POOL_SLOTS], "DmbPool::free"),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Zeroed memory of `size` bytes for a new DMB, from the pool when it
+    /// has some of that size (true), else allocated. May sleep.
+    fn take(&self, size: usize) -> Result<(Arc<BufMem>, bool)> {
+        let found = self
+            .free
+            .lock()
+            .iter_mut()
+            .find(|m| m.as_ref().is_some_and(|m| m.len() == size))
+            .and_then(Option::take);
+        match found {
+            Some(mem) => {
+                // Only this holds it: no copy into it runs.
+                mem.clear();
+                Ok((mem, true))
+            }
+            None => Ok((BufMem::alloc(size)?, false)),
+        }
+    }
+
+    /// Keeps `mem` (a DMB's that ended) when nothing else holds it and a
+    /// place is free; else lets go of it. Any context.
+    fn give_back(&self, mem: Arc<BufMem>) {
+        let Some(alone) = mem.into_unique_or_drop() else {
+            return;
+        };
+        let mut spare = Some(Arc::from(alone));
+        if let Some(place) = self.free.lock().iter_mut().find(|m| m.is_none()) {
+            *place = spare.take();
+        }
+        // A buffer without a place is freed here, after the lock.
+        drop(spare);
+    }
+}
+
+/// Gives a DMB's memory back to its pool when the DMB goes: the last field
+/// of [`Dmb`], so that the DMB's own reference to the memory is gone by
+/// then.
+struct Home {
+    mem: Option<Arc<BufMem>>,
+    pool: Arc<DmbPool>,
+}
+
+impl Drop for Home {
+    fn drop(&mut self) {
+        if let Some(mem) = self.mem.take() {
+            self.pool.give_back(mem);
+        }
+    }
+}
 
 /// Who a DMB's signals are for: its connection.
 pub(crate) trait DmbOwner: Send + Sync {
@@ -160,19 +237,29 @@ pub(crate) struct Dmb {
     /// The connection that reads it; held while signals are applied.
     #[pin]
     owner: SpinLockBh<Option<Arc<dyn DmbOwner>>>,
+    /// Its memory came from the pool.
+    pub(crate) reused: bool,
+    /// Last (see [`Home`]).
+    home: Home,
 }
 
 impl Dmb {
     /// A DMB of `size` bytes (a power of two, a page to 4 MiB), zeroed,
-    /// with no owner yet. May sleep.
-    pub(crate) fn new(token: u64, size: usize) -> Result<Arc<Dmb>> {
-        let mem = BufMem::alloc(size)?;
+    /// with no owner yet, its memory from `pool` or new. May sleep.
+    pub(crate) fn new(token: u64, size: usize, pool: &Arc<DmbPool>) -> Result<Arc<Dmb>> {
+        let (mem, reused) = pool.take(size)?;
+        let home = Home {
+            mem: Some(mem.clone()),
+            pool: pool.clone(),
+        };
         Arc::pin_init(
             try_pin_init!(Dmb {
                 token,
                 mem,
                 queue: Queue::new(),
                 owner <- new_spinlock_bh!(None, "Dmb::owner"),
+                reused,
+                home,
             }? Error),
             GFP_KERNEL,
         )

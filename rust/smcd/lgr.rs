@@ -318,8 +318,12 @@ pub(crate) fn new_conn(
         Ok((lgr, conn, first_contact)) => {
             // The DMB is the connection's RMB; it has no send buffer of
             // its own (it writes into the peer's DMB).
-            let new = BufferSource::New { downgraded: false };
-            tech::buffer_taken(&net, Tech::Smcd, Dir::Rx, size, new);
+            let source = if own.reused {
+                BufferSource::Reused
+            } else {
+                BufferSource::New { downgraded: false }
+            };
+            tech::buffer_taken(&net, Tech::Smcd, Dir::Rx, size, source);
             Ok(NewConn {
             lgr,
             conn,

@@ -10,7 +10,7 @@
 //! ([`LoopbackDevice`]); a DMB lives as long as its holders (see
 //! [`super::dmb`]), whatever the table here says.
 
-use super::dmb::Dmb;
+use super::dmb::{Dmb, DmbPool};
 use crate::sys::errno::{ENOENT, ENOSPC};
 use crate::sys::random;
 use crate::sys::sync::RcuPointer;
@@ -46,6 +46,8 @@ pub(crate) struct Loopback {
     /// Registered DMBs; process context only (registration allocates).
     #[pin]
     table: Mutex<Table>,
+    /// The memory of DMBs that ended.
+    pool: Arc<DmbPool>,
 }
 
 impl Loopback {
@@ -70,6 +72,7 @@ impl Loopback {
                     },
                     "Loopback::table"
                 ),
+                pool: DmbPool::new()?,
             }? Error),
             GFP_KERNEL,
         )
@@ -95,7 +98,7 @@ impl Loopback {
             }
         };
         // The table's lock is held since the token was found unused.
-        let dmb = Dmb::new(token, size)?;
+        let dmb = Dmb::new(token, size, &self.pool)?;
         let entry = Entry {
             dmb: dmb.clone(),
             attacher: None,

@@ -10,6 +10,7 @@ use super::super::bindings;
 use super::super::errno::{EINVAL, ENOMEM};
 use super::device::IbDevice;
 use core::ops::Deref;
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use core::ptr::NonNull;
 use kernel::alloc::flags::GFP_KERNEL;
 use kernel::error::{to_result, Result};
@@ -62,13 +63,24 @@ impl Drop for SgTable {
 /// copies to overlapping ranges (by the CPU or a device) leave unspecified
 /// bytes there, never undefined behaviour of this program.
 ///
+/// The CPU's writes are tracked (`written`), so that a
+/// buffer no device ever mapped can be handed on with only the bytes
+/// written since its last [`clear`](Self::clear) set to zero.
+///
 /// # Invariants
 ///
-/// `vaddr` is the kernel address of `pages`, `len` bytes.
+/// `vaddr` is the kernel address of `pages`, `len` bytes. Every byte at or
+/// after `written` is zero unless `mapped` is set (the CPU's writes move
+/// `written` past their bytes before they return; the block was zeroed when
+/// allocated).
 pub(crate) struct BufMem {
     vaddr: NonNull<u8>,
     len: usize,
     pages: Pages,
+    /// The end of the highest range the CPU wrote since the last clear.
+    written: AtomicUsize,
+    /// A device mapped the memory (it may write any byte).
+    mapped: AtomicBool,
 }
 
 // SAFETY: the memory is owned by the value and only reached through raw
@@ -102,6 +114,8 @@ impl BufMem {
             vaddr,
             len: size,
             pages,
+            written: AtomicUsize::new(0),
+            mapped: AtomicBool::new(false),
         })
     }
 
@@ -127,11 +141,30 @@ impl BufMem {
         }
     }
 
-    /// Sets every byte to zero (a buffer passed on to another connection).
+    /// Sets every byte to zero (a buffer passed on to another connection):
+    /// those the CPU wrote since the last clear, or all of them once a
+    /// device mapped the memory. Whoever hands the buffer on holds it
+    /// alone, or knows that no copy into it runs meanwhile.
     pub(crate) fn clear(&self) {
-        // SAFETY: the whole block of `self.len` bytes is ours (invariant);
-        // no Rust reference covers it.
-        unsafe { core::ptr::write_bytes(self.vaddr.as_ptr(), 0, self.len) };
+        let n = if self.mapped.load(Ordering::Acquire) {
+            self.len
+        } else {
+            self.written.load(Ordering::Relaxed).min(self.len)
+        };
+        // SAFETY: the first `n <= self.len` bytes of the block are ours
+        // (invariant); no Rust reference covers them.
+        unsafe { core::ptr::write_bytes(self.vaddr.as_ptr(), 0, n) };
+        self.written.store(0, Ordering::Relaxed);
+    }
+
+    /// The CPU is about to write `len` bytes at `offset` (checked to lie in
+    /// the buffer): they count as written from now on.
+    fn will_write(&self, offset: usize, len: usize) {
+        let end = offset + len;
+        // Once a ring wrapped, `written` stays at its end: a load.
+        if self.written.load(Ordering::Relaxed) < end {
+            self.written.fetch_max(end, Ordering::Relaxed);
+        }
     }
 
     /// Copies `out.len()` bytes at `offset` into `out`.
@@ -146,6 +179,7 @@ impl BufMem {
     /// Copies `data` into the buffer at `offset`.
     pub(crate) fn write(&self, offset: usize, data: &[u8]) -> Result {
         let dst = self.range(offset, data.len())?;
+        self.will_write(offset, data.len());
         // SAFETY: `dst` has `data.len()` bytes of the buffer (checked above),
         // which no Rust reference covers; `data` is a distinct slice.
         unsafe { core::ptr::copy_nonoverlapping(data.as_ptr(), dst, data.len()) };
@@ -162,6 +196,7 @@ impl BufMem {
         msg: &mut MsgHdr<'_>,
     ) -> Result<usize> {
         let dst = self.range(offset, len)?;
+        self.will_write(offset, len);
         // SAFETY: `dst` has `len` writable bytes of the buffer (checked
         // above); the iterator is the live one of the call (`MsgHdr`).
         Ok(unsafe { bindings::smc_rs_copy_from_iter(dst.cast(), len, msg.iov_iter()) })
@@ -217,6 +252,8 @@ impl DmaBuf {
     /// may have mapped too). May sleep.
     pub(crate) fn map(dev: &IbDevice, mem: &Arc<BufMem>) -> Result<DmaBuf> {
         let len_c = u32::try_from(mem.len).map_err(|_| EINVAL)?;
+        // From here a device may write any byte: a clear clears them all.
+        mem.mapped.store(true, Ordering::Release);
         // SAFETY: all-zero is the empty table `sg_alloc_table` expects.
         let mut table: bindings::sg_table = unsafe { core::mem::zeroed() };
         // SAFETY: `table` is writable.
