@@ -333,14 +333,13 @@ second_link_down() {
 # cable would take it: its carrier at QEMU's end through vm.sh's link-ctl.py
 # (the emulator then drops what arrives for it instead of holding it), and
 # the NIC itself (ip link). qemu_link finds link-ctl.py by the marker
-# linkctl.on in the VM run's output folder; a round's scripts have a folder
-# of their own as $SMC_OUT (round.sh), where it is not: there qemu_link does
-# nothing and only the NIC goes down (the frame relay keeps the peer's QEMU
-# from blocking meanwhile, see Documentation/vm-bed.rst).
+# linkctl.on in the VM run's output folder: $SMC_RUN_OUT inside a round
+# (round.sh gives its scripts a folder of their own as $SMC_OUT), else
+# $SMC_OUT. Without it (a single VM) only the NIC goes down.
 qemu_link() {
-	local dev=$1 state=$2 req _
-	[ -f "$SMC_OUT/linkctl.on" ] || return 0
-	req=$SMC_OUT/linkctl-vm$SMC_VM-$$-$RANDOM
+	local dev=$1 state=$2 req _ run=${SMC_RUN_OUT:-$SMC_OUT}
+	[ -f "$run/linkctl.on" ] || return 0
+	req=$run/linkctl-vm$SMC_VM-$$-$RANDOM
 	echo "l${dev#eth} $state" >"$req.tmp" && mv "$req.tmp" "$req.req" || return 1
 	for _ in $(seq 100); do
 		if [ -f "$req.done" ]; then

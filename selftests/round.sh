@@ -5,7 +5,8 @@
 # instead of one boot each. A round starts from what a fresh boot gives
 # (its VM's module loaded afresh, the bed's UEID, the rxe device or none),
 # runs its scripts with a folder of its own as $SMC_OUT (their marks and
-# TAP files do not meet another round's), and ends when both VMs are done
+# TAP files do not meet another round's; the run's own folder is
+# $SMC_RUN_OUT), and ends when both VMs are done
 # with it, so that no reload disturbs the other side's last test.
 #
 #   round.sh NAME [--server-vm N] [--no-rxe] [--mods M1,M2] SCRIPT...
@@ -95,6 +96,8 @@ booted=$SMC_MOD mod=$SMC_MOD
 [ -n "$mods" ] && mod=$(echo "$mods" | cut -d, -f"$SMC_VM")
 
 start=$SECONDS
+# $SMC_RUN_OUT stays the run's folder (vm.sh's marks, as link-ctl.py's).
+export SMC_RUN_OUT=${SMC_RUN_OUT:-$base}
 export SMC_OUT=$base/$name SMC_SERVER_VM=$server_vm SMC_MOD=$mod
 mkdir -p "$SMC_OUT"
 fresh_bed || broken "the module could not be loaded afresh"
