@@ -78,7 +78,7 @@ pub(crate) struct SmcSock {
     #[pin]
     pub(super) diag_conn: SpinLock<Option<Arc<Conn>>>,
     /// What poll reads of that connection without a lock (see
-    /// `smcr_ops::poll_mask`).
+    /// `smcr_ops::poll_quick`).
     pub(super) poll: PollWord,
     /// What poll, accept and TCP's SYN handling need of a listener.
     #[pin]

@@ -47,7 +47,7 @@ impl PollWord {
 ///
 /// `sk` is a `struct sock` this hook holds a reference to (`sock_hold`):
 /// its memory lives as long as the hook, and so does `poll`, which points
-/// into its state (or to a static). Its `sk_socket` is the same live
+/// into its state. Its `sk_socket` is the same live
 /// socket, with the same file, at least until the hook is dropped (the
 /// promise of [`OwnerHook::new`]'s caller).
 pub(crate) struct OwnerHook {
@@ -73,8 +73,7 @@ impl OwnerHook {
         unsafe { bindings::smc_rs_sock_hold(sk) };
         // INVARIANT: held above; the socket and its file stay until the
         // hook is dropped (the caller's promise). The word is borrowed from
-        // the socket's state (or is static), which lives while the socket
-        // is held.
+        // the socket's state, which lives while the socket is held.
         OwnerHook {
             sk,
             poll: poll(owner.state()),
