@@ -271,8 +271,10 @@ pub(super) fn release(sock: &Sock<'_>, st: &mut Guard<'_>, conn: Arc<Conn>) {
             let sh = conn.shared.lock();
             sh.tx_copied == sh.tx_prod || conn.failure(&sh).is_some()
         };
-        let _ = st.wait(clcsock, &mut timeo, flushed);
-        // The linger time is over: the close goes now.
+        // Every completion that moves the cursors wakes the waiter: it
+        // sleeps again until all is out, the time is up or a signal came.
+        while !flushed() && st.wait(clcsock, &mut timeo, flushed).is_ok() {}
+        // All is out or the linger time is over: the close goes now.
         let _ = close::event(&conn, &mut conn.shared.lock(), CloseEvent::TxFlushed);
     }
     // The connection holds its buffers no longer (upstream counts that
