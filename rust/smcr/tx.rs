@@ -198,23 +198,37 @@ fn corked(conn: &Conn, more: bool, nodelay: bool) -> bool {
     in_flight && (more || (!nodelay && waiting <= limit)) && sh.urg_tx.is_none()
 }
 
-/// Copies up to `n` bytes of `msg` into the send buffer at `start` (the
-/// room's `at`), up to its end at most; returns how many. Nothing sees
-/// them before [`publish`].
+/// Copies up to `n` bytes (at most the room) of `msg` into the send
+/// buffer at `start` (the room's `at`), on from the ring's start where it
+/// wraps; returns how many. Nothing sees them before [`publish`]: the
+/// bytes on both sides of the wrap go in one announcement (as upstream's
+/// `sendmsg` copies both pieces before it sends), so that a reader woken
+/// by it finds them all.
 fn copy_in(conn: &Conn, msg: &mut MsgHdr<'_>, n: usize, start: u64) -> Result<usize> {
     let size = conn.sndbuf_size() as usize;
     let off = (start % size as u64) as usize;
+    let first = n.min(size - off);
+    let rest = n.min(size) - first;
+    // The bytes at `off`, then the rest from the ring's start (unless the
+    // first copy ended short, at a fault).
+    let fill = |fill_at: &dyn Fn(usize, usize, &mut MsgHdr<'_>) -> Result<usize>, msg: &mut MsgHdr<'_>| {
+        let mut copied = fill_at(off, first, msg)?;
+        if copied == first && rest > 0 {
+            copied += fill_at(0, rest, msg)?;
+        }
+        Ok::<usize, Error>(copied)
+    };
     let copied = if let Some(peer) = conn.peer_dmb() {
         // SMC-D: the send buffer is the peer's DMB, which the connection
         // holds as long as it lives; no device reads it.
-        ConnBuf::fill_dmb_from_msg(&peer.mem, off, n.min(size - off), msg)?
+        fill(&|at, len, m| ConnBuf::fill_dmb_from_msg(&peer.mem, at, len, m), msg)?
     } else {
         // The copy from the caller may fault and sleep: it holds a
         // reference to the buffer, not its lock (whoever drops the last
         // one is in process context: this call, or the one that took the
         // buffer back).
         let sndbuf = conn.sndbuf.lock().clone().ok_or(ECONNRESET)?;
-        let copied = sndbuf.fill_from_msg(off, n.min(size - off), msg)?;
+        let copied = fill(&|at, len, m| sndbuf.fill_from_msg(at, len, m), msg)?;
         // The devices read what the CPU wrote (a no-op where DMA is
         // coherent).
         sndbuf.sync_for_device();
