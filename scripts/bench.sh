@@ -16,7 +16,11 @@
 #   BENCH_CPU=1 (0: no CPU pass, the CPU per operation rows stay empty)
 #   BENCH_LOOPBACK=1 (0: no loopback boot: TCP over lo against SMC-D through
 #   upstream's loopback-ism and smc_rs's loopback device, in one VM)
-#   BENCH_DEBUG=0 (1: keep the debug kernel's run-time checkers on)
+#   BENCH_KERNEL=release (the test kernel without its debug checkers,
+#   scripts/release.config, built once and cached beside it, with an
+#   smc_rs.ko of its own; test: the debug kernel the tests run, its
+#   checkers that boot options can turn off turned off)
+#   BENCH_DEBUG=0 (1: the debug kernel with its run-time checkers on)
 #   BENCH_ICOUNT=1 (the loopback VM's clock counts instructions, 2 ns each,
 #   and skips idle time: its figures measure the work done, the same from
 #   run to run; empty: the host's clock, as the pair's boots)
@@ -44,16 +48,24 @@ port=${BENCH_PORT:-7400}
 redis_n=${BENCH_REDIS_N:-10000}
 profile=${BENCH_PROFILE:-}
 cpu=${BENCH_CPU:-1}
-# The test kernel is a debug kernel. Its checkers that can be turned off at
-# boot (kmemleak, lockdep's proofs, debugobjects) would charge every lock and
-# allocation several times over and so favour whoever allocates least: a
-# benchmark boots with them off, as production kernels run.
+# The test kernel is a debug kernel. Its checkers would charge every lock
+# and allocation several times over and so favour whoever locks and
+# allocates least; boot options turn some off (kmemleak, lockdep's proofs,
+# debugobjects), but lockdep still tracks every lock taken. A benchmark
+# runs on the release flavour of the same kernel, as production kernels
+# run; BENCH_KERNEL=test keeps the debug kernel with what can be turned off
+# turned off, BENCH_DEBUG=1 the debug kernel as the tests run it.
 debug=${BENCH_DEBUG:-0}
-if [ "$debug" = 1 ]; then
-	boot_opts=
-else
+kernel=${BENCH_KERNEL:-release}
+[ "$debug" = 0 ] || kernel=test
+case "$kernel" in
+release) export SMC_KERNEL_FLAVOUR=release boot_opts= ;;
+test)
+	unset SMC_KERNEL_FLAVOUR
 	boot_opts="kmemleak=off lockdep.prove_locking=0 no_debug_objects"
-fi
+	[ "$debug" = 0 ] || boot_opts= ;;
+*) die "bench: BENCH_KERNEL is release or test (got '$kernel')" ;;
+esac
 export SMC_VM_APPEND=$boot_opts
 stamp=$(date +%Y-%m-%d-%H%M%S)
 out=${BENCH_OUT:-$top/bench-results/$stamp}
@@ -109,9 +121,25 @@ bench "${#clist[@]} contender(s) x $rounds round(s) = $boots VM-pair boot(s), ab
 # Build what the guests run: the module, the test tools (smc_ueid for the
 # upstream UEID), smc_bench, and the operator tools (smcss, smcr) that prove
 # the mode. The tools are optional: without them only rxe counters do.
+[ -n "$("$here/build-kernel.sh" --if-built)" ] ||
+	bench "building the $kernel kernel first (once; about 20 minutes)"
 kdir=$("$here/build-kernel.sh")
 bench "building smc_rs.ko, the test programs and smc_bench"
-make -C "$top" --no-print-directory modules KDIR="$kdir" >/dev/null
+if [ "$kernel" = release ]; then
+	# Kbuild writes a module's objects beside its sources: the release
+	# kernel's smc_rs.ko is built in a copy of them, so that the tests'
+	# module in the repository stays the one built for the test kernel.
+	mdir=$kdir.smc_rs
+	rm -rf "$mdir"
+	mkdir -p "$mdir/wire"
+	cp -a "$top/Kbuild" "$top/include" "$top/rust" "$mdir/"
+	cp -a "$top/wire/src" "$mdir/wire/"
+	PATH=$(kernel_path) make -C "$kdir" M="$mdir" modules >"$mdir.log" 2>&1 ||
+		die "bench: smc_rs.ko did not build for $kdir (see $mdir.log)"
+	export SMC_VM_KO=$mdir/smc_rs.ko
+else
+	make -C "$top" --no-print-directory modules KDIR="$kdir" >/dev/null
+fi
 make -C "$top/selftests" --no-print-directory >/dev/null
 make -C "$top/selftests/bench" --no-print-directory >/dev/null
 if ! make -C "$top" --no-print-directory tools >/dev/null 2>&1; then
@@ -137,6 +165,7 @@ fi
 	echo "host_cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
 	echo "host_cpus=$(nproc)"
 	echo "accel=$([ "${SMC_VM_KVM:-0}" = 1 ] && echo kvm || echo tcg)"
+	echo "kernel_flavour=$kernel"
 	echo "debug_checkers=$([ "$debug" = 1 ] && echo on || echo off)"
 	echo "boot_opts=$boot_opts"
 	echo "contenders=${clist[*]}"

@@ -9,10 +9,11 @@
 #   build-kernel.sh            build if needed, print the path
 #   build-kernel.sh --if-built print the path if the tree is built, else nothing
 #
-# SMC_KERNEL_FLAVOUR=kasan selects a second tree: the same kernel with
-# kasan.config on top, built by clang (LLVM=1), since 6.12 allows KASAN
-# beside Rust only in a clang-built kernel. It is cached beside the
-# default tree, under its own name; neither replaces the other.
+# SMC_KERNEL_FLAVOUR selects another tree, cached beside the default one
+# under its own name (neither replaces the other): kasan, the same kernel
+# with kasan.config on top, built by clang (LLVM=1), since 6.12 allows
+# KASAN beside Rust only in a clang-built kernel; release, the same kernel
+# without the debug checkers (release.config), for benchmarks.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -31,7 +32,8 @@ case "$flavour" in
 kasan)
 	fragments+=("$here/kasan.config")
 	export LLVM=1 ;;
-*) die "unknown SMC_KERNEL_FLAVOUR '$flavour' (known: kasan)" ;;
+release) fragments+=("$here/release.config") ;;
+*) die "unknown SMC_KERNEL_FLAVOUR '$flavour' (known: kasan, release)" ;;
 esac
 key=$(cat "${fragments[@]}" "$here/kernel-config.sh" | sha256sum | cut -c1-12)
 kdir="$SMC_CACHE/linux-$src_version-${flavour:+$flavour-}$key"
@@ -61,7 +63,12 @@ if [ ! -f "$tmp/.smc_rs_configured" ]; then
 	log "extracting linux-source-$KERNEL_SERIES $src_version"
 	tar -xJf "/usr/src/linux-source-$KERNEL_SERIES.tar.xz" -C "$tmp" --strip-components=1
 	log "configuring (virtme-ng base + .config.fragment)"
-	cat "${fragments[@]}" >"$tmp/.smc_rs_fragment"
+	# A later fragment's setting of an option replaces an earlier one's.
+	awk 'match($0, /^CONFIG_[A-Z0-9_]+=|^# CONFIG_[A-Z0-9_]+ is not set$/) {
+		o = $0; sub(/^# /, "", o); sub(/[= ].*/, "", o)
+		if (!(o in v)) order[n++] = o
+		v[o] = $0
+	} END { for (i = 0; i < n; i++) print v[order[i]] }' "${fragments[@]}" >"$tmp/.smc_rs_fragment"
 	(cd "$tmp" && bash "$here/kernel-config.sh" .smc_rs_fragment) 2>&1 | { grep -v "warning: override" || true; } >&2
 	touch "$tmp/.smc_rs_configured"
 fi
@@ -84,6 +91,7 @@ for old in "$SMC_CACHE"/linux-*; do
 	[ "$old" != "$kdir" ] && [ -d "$old" ] || continue
 	case "${old#"$SMC_CACHE"/linux-}" in
 	*-kasan-*) [ "$flavour" = kasan ] || continue ;;
+	*-release-*) [ "$flavour" = release ] || continue ;;
 	*) [ -z "$flavour" ] || continue ;;
 	esac
 	log "removing stale $old"

@@ -11,7 +11,9 @@ n=$1 mod=$2 out=$3 cmdfile=$4
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 
-export SMC_VM=$n SMC_OUT=$out SMC_TOP=$top SMC_MOD=$mod
+# SMC_KO: the smc_rs.ko to load, built for the kernel that runs (vm.sh).
+ko=$(cat "$out/vm$n.ko" 2>/dev/null) || ko=$top/smc_rs.ko
+export SMC_VM=$n SMC_OUT=$out SMC_TOP=$top SMC_MOD=$mod SMC_KO=$ko
 export PATH=$top/selftests:$top/selftests/tools:$PATH
 # The host's tshark (scripts/decoder.sh) for the captures in $out.
 [ -d "$out/decode" ] && export SMC_DECODE=$out/decode
@@ -40,7 +42,7 @@ fi
 ueid=SMC-RS-TESTBED
 case "$mod" in
 smc_rs)
-	insmod "$top/smc_rs.ko" || { echo 1 >"$out/vm$n.rc"; exit 1; }
+	insmod "$SMC_KO" || { echo 1 >"$out/vm$n.rc"; exit 1; }
 	;;
 upstream)
 	modprobe smc && modprobe smc_diag &&

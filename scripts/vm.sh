@@ -16,6 +16,10 @@
 # SMC_VM_RXE=0 leaves the rxe devices out (SMC-R impossible: a pure CLC
 # negotiation test). SMC_VM_APPEND adds kernel boot options (benchmarks
 # turn the debug kernel's run-time checkers off with it).
+# SMC_KERNEL_FLAVOUR picks the kernel (scripts/build-kernel.sh) and
+# SMC_VM_KO the smc_rs.ko built for it (default: this repository's,
+# built for the test kernel); the guests load it from a copy in the output
+# folder.
 #
 # Results land in $SMC_VM_OUT (default: a fresh temporary directory), which
 # the guests see read-write: vmN.log (console), vmN.dmesg, vmN.rc, plus
@@ -31,10 +35,15 @@ mode=${1:?usage: vm.sh single MOD CMD | pair MOD1 CMD1 MOD2 CMD2}
 kdir=$("$here/build-kernel.sh")
 out=${SMC_VM_OUT:-$(mktemp -d /tmp/smc_rs-vm.XXXXXX)}
 mkdir -p "$out"
-rm -f "$out"/vm*.rc "$out"/vm*.ready "$out"/vm*.dmesg "$out"/vm*.kmemleak "$out"/vm*.log "$out"/link*.sock \
+rm -f "$out"/vm*.rc "$out"/vm*.ko "$out"/vm*.ready "$out"/vm*.dmesg "$out"/vm*.kmemleak "$out"/vm*.log "$out"/link*.sock \
 	"$out"/mon-vm*.sock "$out"/linkctl*
 rm -rf "$out/decode"
 mkdir -p "$out/decode"
+ko=$top/smc_rs.ko
+if [ -n "${SMC_VM_KO:-}" ]; then
+	ko=$out/smc_rs.ko
+	cp "$SMC_VM_KO" "$ko" || die "cannot copy $SMC_VM_KO"
+fi
 # The guests' tshark runs here (scripts/decoder.sh), for as long as they do.
 "$here/decoder.sh" "$out/decode" &
 decoder_pid=$!
@@ -57,6 +66,7 @@ start_vm() {
 	# virtme-ng's own shell.
 	printf '%s\n' "$cmd" >"$out/vm$n.cmd"
 	echo "${SMC_VM_RXE:-1}" >"$out/vm$n.rxe"
+	echo "$ko" >"$out/vm$n.ko"
 	local -a args=(--run "$kdir" $accel --cpus "$cpus" --memory 2G --verbose
 		--rodir "$top" --rwdir "$out"
 		--exec "bash $here/vm-guest.sh $n $mod $out $out/vm$n.cmd")

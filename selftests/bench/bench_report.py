@@ -33,7 +33,9 @@ NOTE = "emulated guests (QEMU TCG, 1 vCPU each, debug kernel), Soft-RoCE (rxe): 
 
 
 def note(meta):
-    """What the absolute figures are, with the state of the debug checkers."""
+    """What the absolute figures are, with the kernel and its debug checkers."""
+    if meta.get("kernel_flavour") == "release":
+        return NOTE.replace("debug kernel", "release kernel: the debug kernel's checkers compiled out")
     if meta.get("debug_checkers") == "off":
         return NOTE.replace("debug kernel", "debug kernel booted with %s" % meta.get("boot_opts", "?"))
     return NOTE

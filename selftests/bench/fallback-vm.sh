@@ -43,7 +43,7 @@ load() {
 	case "$1" in
 	tcp) ;;
 	upstream) modprobe smc && "$top/selftests/tools/smc_ueid" add SMC-RS-TESTBED ;;
-	smc_rs) insmod "$top/smc_rs.ko" ;;
+	smc_rs) insmod "${SMC_KO:-$top/smc_rs.ko}" ;;
 	*=*) insmod "${1#*=}" ;;
 	esac
 }

@@ -95,7 +95,7 @@ load() {
 	upstream)
 		modprobe smc && "$ueid" add SMC-RS-TESTBED ;;
 	smc_rs | tcp)
-		insmod "$top/smc_rs.ko" || return 1
+		insmod "${SMC_KO:-$top/smc_rs.ko}" || return 1
 		if [ "$1" = smc_rs ]; then
 			"$ueid" add SMC-RS-TESTBED && sysctl -qw net.smc.smcd_loopback=1
 		fi ;;
