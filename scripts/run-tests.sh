@@ -132,18 +132,31 @@ check "bash completion offers every option and subcommand of the tools" bash "$t
 check "make install (DESTDIR, PREFIX=/usr) installs the expected files, make uninstall removes them; Debian packages (make deb); dkms build of the DKMS package against the bed's kernel tree" \
 	"$top/scripts/install-check.sh"
 
-# vm_run NAME MODE ARGS...: one VM run (vm.sh MODE ARGS..., results in
-# $out/NAME), recorded with its times. VM runs go one at a time: a second
-# one beside it slows both (and once made an upstream client's RDMA WRITE
-# meet an invalid rkey on smc_rs's server, not yet explained).
-vm_run() {
-	local name=$1 dir=$out/$1 rc=0 f
+# vm_start NAME MODE ARGS...: starts one VM run (vm.sh MODE ARGS...,
+# results in $out/NAME) in the background; vm_end NAME waits for it and
+# records it with its times; vm_run NAME MODE ARGS... does both. One pair
+# run at a time: a second run beside it slows both (and once made an
+# upstream client's RDMA WRITE meet an invalid rkey on smc_rs's server,
+# not yet explained). A single VM's vCPUs share one TCG thread, one host
+# core: two single runs side by side take the two cores a pair takes.
+declare -A vm_pid_of=() vm_began_of=()
+vm_start() {
+	local name=$1 dir=$out/$1
 	shift
 	mkdir -p "$dir"
-	phase "VM run $name"
-	vm_began=$(date +%s)
+	vm_began_of[$name]=$(date +%s)
 	SMC_VM_OUT=$dir SMC_VM_RXE=${rxe:-1} SMC_VM_TIMEOUT=${vm_timeout:-900} \
-		"$here/vm.sh" "$@" >"$dir/vm.out" 2>&1 || rc=$?
+		"$here/vm.sh" "$@" >"$dir/vm.out" 2>&1 &
+	vm_pid_of[$name]=$!
+}
+vm_run() {
+	phase "VM run $1"
+	vm_start "$@"
+	vm_end "$1"
+}
+vm_end() {
+	local name=$1 dir=$out/$1 rc=0 f
+	wait "${vm_pid_of[$name]}" || rc=$?
 	if [ "$rc" = 0 ]; then
 		record "ok - $name VM run: commands finished, no kernel splat"
 	else
@@ -155,7 +168,7 @@ vm_run() {
 	fi
 	local failed_before=$failed
 	collect "$dir"
-	vm_times "$dir"
+	vm_times "$dir" "${vm_began_of[$name]}"
 	# Tests failed in this run: how the guests' SMC-R links fared (the
 	# first lines say what took a link down), for a reader of CI's tail.
 	if [ "$failed" -gt "$failed_before" ]; then
@@ -168,13 +181,13 @@ vm_run() {
 	fi
 }
 
-# vm_times DIR: how long each VM took to reach its command, and the tests
-# of the run that took longest.
+# vm_times DIR BEGAN: how long each VM took to reach its command, and the
+# tests of the run that took longest.
 vm_times() {
 	local f
 	for f in "$1"/vm*.ready; do
 		[ -f "$f" ] || continue
-		echo "# ${f##*/}: command started $(($(stat -c %Y "$f") - vm_began)) s after the boot began"
+		echo "# ${f##*/}: command started $(($(stat -c %Y "$f") - $2)) s after the boot began"
 	done
 	cat "$1"/rounds-vm*.txt 2>/dev/null | sed 's/^/#   /'
 	cat "$1"/time-*.txt "$1"/*/time-*.txt 2>/dev/null | sort -rn | head -n 12 | sed 's/^/#   test time: /; s/^\(#   test time: [0-9]*\)/\1 s/'
@@ -226,11 +239,16 @@ done < <(grep -E '^test_.* \.\.\. ' "$out/cpu-split-test.log")
 grep -q '^OK$' "$out/cpu-split-test.log" || record "not ok - bench: cpu_split_test.py runs"
 fi
 
-# 4. One VM: load/unload, family ownership, loopback echo, unload safety,
-# upstream's interfaces answered as upstream answers them; then SMC-D
-# through the loopback device, in the same boot.
-[ "$test_set" = faults ] ||
-	vm_timeout=1800 vm_run single single smc_rs "$scale $t/smc_rs_single.sh; $t/smc_rs_smcd.sh"
+# 4. Single VMs, two side by side: load/unload, family ownership,
+# loopback echo, unload safety, upstream's interfaces answered as upstream
+# answers them in one; SMC-D through the loopback device in the other.
+if [ "$test_set" != faults ]; then
+	phase "VM runs single, smcd (side by side)"
+	vm_timeout=1800 vm_start single single smc_rs "$scale $t/smc_rs_single.sh"
+	vm_timeout=1800 vm_start smcd single smc_rs "$scale $t/smc_rs_smcd.sh"
+	vm_end single
+	vm_end smcd
+fi
 
 # 5. Two VMs in one boot, VM 1 with smc_rs, VM 2 with upstream smc.ko,
 # then smc_rs too: rounds (selftests/round.sh: each round starts from
