@@ -134,6 +134,10 @@ if [ "$kernel" = release ]; then
 	mkdir -p "$mdir/wire"
 	cp -a "$top/Kbuild" "$top/include" "$top/rust" "$mdir/"
 	cp -a "$top/wire/src" "$mdir/wire/"
+	# The sources only: what the test kernel's build left beside them
+	# (its bindings above all) is not this kernel's.
+	find "$mdir" \( -name '*.o' -o -name '*.cmd' -o -name '*.d' -o -name '*.rmeta' \
+		-o -name bindings_generated.rs \) -delete
 	PATH=$(kernel_path) make -C "$kdir" M="$mdir" modules >"$mdir.log" 2>&1 ||
 		die "bench: smc_rs.ko did not build for $kdir (see $mdir.log)"
 	export SMC_VM_KO=$mdir/smc_rs.ko
