@@ -157,8 +157,10 @@ demo: setup
 walkthrough: setup
 	@KDIR="$(KDIR)" $(SCRIPTS)/walkthrough.sh
 
-# Benchmark (not a test): TCP, upstream smc.ko and smc_rs in VM pairs, same
-# workloads; report, chart and JSON in bench-results/<date>/. Knobs are
+# Benchmark (not a test): TCP, upstream smc.ko and smc_rs in VM pairs and
+# over loopback in one VM, same workloads, on the release flavour of the
+# test kernel (built once, cached); report, chart and JSON in
+# bench-results/<date>/. Knobs are
 # BENCH_* variables (Documentation/benchmarks.rst), e.g. make bench BENCH_SECS=2.
 bench: setup
 	@$(SCRIPTS)/bench.sh
