@@ -380,7 +380,7 @@ fn push_ism_locked(conn: &Conn, peer: &Dmb, sh: &mut ConnShared) -> IsmPushed {
         };
         sh.tx_prod += chunk.len;
         sh.tx_prod_high = sh.tx_prod;
-        if sh.tx_prod == sh.tx_copied {
+        if sh.tx_prod == sh.tx_copied && sh.close.awaits_flush() {
             let _ = close::event(conn, sh, CloseEvent::TxFlushed);
         }
         let flags = ProducerFlags {
@@ -509,7 +509,7 @@ fn write_chunk(
     }
     sh.tx_prod += n;
     sh.tx_prod_high = sh.tx_prod_high.max(sh.tx_prod);
-    if sh.tx_prod == sh.tx_copied {
+    if sh.tx_prod == sh.tx_copied && sh.close.awaits_flush() {
         // A shutdown or close that waited for the last bytes goes with
         // them (its flags into this message); wake-ups follow from the
         // completion of the message.

@@ -322,6 +322,13 @@ impl CloseMachine {
         self.ctx.sent_done_writing || self.ctx.sent_close || self.ctx.waiting.is_some()
     }
 
+    /// A close or shutdown waits for the send buffer: only then does
+    /// [`CloseEvent::TxFlushed`] change anything (a caller that emptied
+    /// the send buffer need not deliver it otherwise).
+    pub fn awaits_flush(&self) -> bool {
+        self.ctx.waiting.is_some()
+    }
+
     /// Closed, by the socket and the peer or by an abort that settled: the
     /// peer can no longer write into the buffers, which may be reused once
     /// the socket let go of the connection.

@@ -449,3 +449,18 @@ fn machine_abort_is_closed_only_once_settled() {
     m.step(E::AbortSettled, false, true);
     assert!(m.closed());
 }
+
+#[test]
+fn tx_flushed_matters_only_while_a_close_awaits_it() {
+    for (s, ctx) in reachable() {
+        for c in with_facts(ctx) {
+            let m = CloseMachine { state: s, ctx: c };
+            if m.awaits_flush() {
+                continue;
+            }
+            let t = on_event(s, E::TxFlushed, c);
+            assert_eq!((t.state, t.ctx), (s, c), "{s:?} {c:?}");
+            assert_eq!(t.actions, CloseActions::default(), "{s:?} {c:?}");
+        }
+    }
+}
