@@ -12,7 +12,7 @@
 
 use super::cdc;
 use super::conn::{Conn, ConnBuf};
-use super::shared::ConnShared;
+use super::shared::{ConnShared, SharedGuard};
 use crate::stats::tech::{BufferEvent, Dir};
 use crate::sys::args::MsgHdr;
 use crate::sys::bindings as b;
@@ -123,10 +123,12 @@ fn count_reader_meets(conn: &Conn, len: usize, readable: u64) {
 /// leaves the mark behind (TCP clears its urgent data once a read passes
 /// the mark): only this reader moves `rx_cons`, so what it found holds
 /// until it read.
-fn look(conn: &Conn, sh: &mut ConnShared, peek: bool) -> (bool, Result<Avail>) {
+fn look(conn: &Conn, sh: &mut SharedGuard<'_>, peek: bool) -> (bool, Result<Avail>) {
     let at_mark = !peek && at_pending_mark(sh);
     let found = avail_locked(conn, sh);
-    if !peek && !at_mark && matches!(found, Ok(Avail::Bytes(..))) {
+    // Borrowed mutably (to be published) only when there is urgent data to
+    // mark passed.
+    if !peek && !at_mark && sh.urg_rx.is_some() && matches!(found, Ok(Avail::Bytes(..))) {
         let cons = sh.rx_cons;
         if let Some(u) = sh.urg_rx.as_mut() {
             u.at_mark = false;
@@ -155,7 +157,9 @@ pub(crate) fn recv(
     // socket's `SO_OOBINLINE`, later ones with the consumer cursor's move.
     let (first, readable) = {
         let mut sh = conn.shared.lock();
-        sh.oob_inline = oob_inline;
+        if sh.oob_inline != oob_inline {
+            sh.oob_inline = oob_inline;
+        }
         (look(conn, &mut sh, peek), sh.rx_prod.saturating_sub(sh.rx_cons))
     };
     count_reader_meets(conn, len, readable);

@@ -202,9 +202,9 @@ pub(crate) struct UrgentRx {
     pub(crate) at_mark: bool,
 }
 
-/// The connection's shared state behind its lock. Letting go of it
-/// publishes the word poll reads to the socket the connection serves (its
-/// owner hook's [`PollWord`](crate::sys::owner::PollWord)).
+/// The connection's shared state behind its lock. Letting go of it after
+/// a change publishes the word poll reads to the socket the connection
+/// serves (its owner hook's [`PollWord`](crate::sys::owner::PollWord)).
 ///
 /// An SMC-R connection's receive path takes it in softirq context (the
 /// completion handler): the lock keeps softirqs off (as `spin_lock_bh`).
@@ -240,6 +240,7 @@ impl SharedLock {
         SharedGuard {
             guard: self.lock.lock(),
             _bh: bh,
+            written: false,
         }
     }
 }
@@ -249,6 +250,11 @@ pub(crate) struct SharedGuard<'a> {
     // Dropped first: the lock is let go before softirqs come back on.
     guard: Guard<'a, ConnShared, SpinLockBackend>,
     _bh: Option<BhOff>,
+    /// The state was borrowed mutably, so it may have changed: only then
+    /// does letting go publish the poll word and the signals (nothing
+    /// else changes it, `ConnShared` has no interior mutability), which a
+    /// look that changes nothing need not pay for.
+    written: bool,
 }
 
 impl Deref for SharedGuard<'_> {
@@ -261,12 +267,17 @@ impl Deref for SharedGuard<'_> {
 
 impl DerefMut for SharedGuard<'_> {
     fn deref_mut(&mut self) -> &mut ConnShared {
+        self.written = true;
         &mut self.guard
     }
 }
 
 impl Drop for SharedGuard<'_> {
     fn drop(&mut self) {
+        // `signals` is set through a mutable borrow too.
+        if !self.written {
+            return;
+        }
         // Under the lock: the stores are in the order of the changes.
         if let Some(o) = &self.guard.owner {
             o.publish_poll(Snapshot::of(&self.guard).0);
