@@ -36,6 +36,12 @@ pub(crate) struct Deferred {
 /// else does), a reset of the clcsock into `clcsock_reset`; both are done
 /// by `settle`.
 pub(crate) fn event(conn: &Conn, sh: &mut ConnShared, event: CloseEvent) -> Result<Deferred> {
+    // An emptied send buffer matters only to a close or shutdown waiting
+    // for it (a no-op of the machine otherwise, see the wire crate's
+    // tests): pushes deliver it whenever they empty the buffer.
+    if event == CloseEvent::TxFlushed && !sh.close.awaits_flush() {
+        return Ok(Deferred::default());
+    }
     let (unread, pending) = (sh.rx_prod > sh.rx_cons, sh.tx_copied > sh.tx_prod);
     let mut out = Deferred::default();
     let mut next = Some(event);

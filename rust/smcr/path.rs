@@ -28,6 +28,25 @@ pub(crate) enum ConnBuf {
 /// Bytes at the start of a DMB before its ring.
 pub(crate) const DMB_HEADER: usize = 32;
 
+/// Copies `n` bytes (at most `size`) at ring offset `off` of a ring of
+/// `size` bytes: the piece up to the ring's end, then the rest from its
+/// start unless the first piece came up short (a fault). `copy(at, len)`
+/// copies one piece and says how many bytes it copied; returns the total.
+pub(crate) fn across_wrap(
+    off: usize,
+    n: usize,
+    size: usize,
+    mut copy: impl FnMut(usize, usize) -> Result<usize>,
+) -> Result<usize> {
+    let first = n.min(size.saturating_sub(off));
+    let rest = n.min(size) - first;
+    let mut copied = copy(off, first)?;
+    if copied == first && rest > 0 {
+        copied += copy(0, rest)?;
+    }
+    Ok(copied)
+}
+
 impl ConnBuf {
     /// The SMC-R buffer, if it is one.
     pub(crate) fn lgr(&self) -> Option<&Arc<LgrBuf>> {

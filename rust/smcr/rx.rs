@@ -12,6 +12,7 @@
 
 use super::cdc;
 use super::conn::{Conn, ConnBuf};
+use super::path::across_wrap;
 use super::shared::{ConnShared, SharedGuard};
 use crate::stats::tech::{BufferEvent, Dir};
 use crate::sys::args::MsgHdr;
@@ -214,25 +215,17 @@ pub(crate) fn recv(
         let size = conn.rmb_size() as usize;
         let start = cons + if peek { got as u64 } else { 0 };
         let off = (start % size as u64) as usize;
-        let first = want.min(size - off);
         // The bytes from `off`, and from the ring's start where they wrap.
-        let mut drain = |drain_at: &dyn Fn(usize, usize, &mut MsgHdr<'_>) -> Result<usize>| {
-            let mut copied = drain_at(off, first, msg)?;
-            if copied == first && want > first {
-                copied += drain_at(0, want - first, msg)?;
-            }
-            Ok::<usize, Error>(copied)
-        };
         let copied = if let Some(dmb) = conn.own_dmb() {
             // SMC-D: our DMB lives as long as the connection, and no
             // device writes it.
-            drain(&|at, n, m| ConnBuf::drain_dmb_to_msg(dmb, at, n, m))?
+            across_wrap(off, want, size, |at, n| ConnBuf::drain_dmb_to_msg(dmb, at, n, msg))?
         } else {
             let rmb = conn.rmb.lock();
             let rmb = rmb.as_ref().ok_or(ECONNRESET)?;
             // What the peer's device wrote, visible to the CPU.
             rmb.sync_for_cpu();
-            drain(&|at, n, m| rmb.drain_to_msg(at, n, m))?
+            across_wrap(off, want, size, |at, n| rmb.drain_to_msg(at, n, msg))?
         };
         got += copied;
         if peek {

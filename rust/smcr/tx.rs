@@ -15,6 +15,7 @@ use super::bufs::LgrBuf;
 use super::cdc;
 use super::close;
 use super::conn::{Conn, ConnBuf};
+use super::path::across_wrap;
 use super::shared::ConnShared;
 use super::link::Link;
 use crate::smcd::dmb::Dmb;
@@ -207,28 +208,17 @@ fn corked(conn: &Conn, more: bool, nodelay: bool) -> bool {
 fn copy_in(conn: &Conn, msg: &mut MsgHdr<'_>, n: usize, start: u64) -> Result<usize> {
     let size = conn.sndbuf_size() as usize;
     let off = (start % size as u64) as usize;
-    let first = n.min(size - off);
-    let rest = n.min(size) - first;
-    // The bytes at `off`, then the rest from the ring's start (unless the
-    // first copy ended short, at a fault).
-    let fill = |fill_at: &dyn Fn(usize, usize, &mut MsgHdr<'_>) -> Result<usize>, msg: &mut MsgHdr<'_>| {
-        let mut copied = fill_at(off, first, msg)?;
-        if copied == first && rest > 0 {
-            copied += fill_at(0, rest, msg)?;
-        }
-        Ok::<usize, Error>(copied)
-    };
     let copied = if let Some(peer) = conn.peer_dmb() {
         // SMC-D: the send buffer is the peer's DMB, which the connection
         // holds as long as it lives; no device reads it.
-        fill(&|at, len, m| ConnBuf::fill_dmb_from_msg(&peer.mem, at, len, m), msg)?
+        across_wrap(off, n, size, |at, len| ConnBuf::fill_dmb_from_msg(&peer.mem, at, len, msg))?
     } else {
         // The copy from the caller may fault and sleep: it holds a
         // reference to the buffer, not its lock (whoever drops the last
         // one is in process context: this call, or the one that took the
         // buffer back).
         let sndbuf = conn.sndbuf.lock().clone().ok_or(ECONNRESET)?;
-        let copied = fill(&|at, len, m| sndbuf.fill_from_msg(at, len, m), msg)?;
+        let copied = across_wrap(off, n, size, |at, len| sndbuf.fill_from_msg(at, len, msg))?;
         // The devices read what the CPU wrote (a no-op where DMA is
         // coherent).
         sndbuf.sync_for_device();
@@ -380,7 +370,7 @@ fn push_ism_locked(conn: &Conn, peer: &Dmb, sh: &mut ConnShared) -> IsmPushed {
         };
         sh.tx_prod += chunk.len;
         sh.tx_prod_high = sh.tx_prod;
-        if sh.tx_prod == sh.tx_copied && sh.close.awaits_flush() {
+        if sh.tx_prod == sh.tx_copied {
             let _ = close::event(conn, sh, CloseEvent::TxFlushed);
         }
         let flags = ProducerFlags {
@@ -509,7 +499,7 @@ fn write_chunk(
     }
     sh.tx_prod += n;
     sh.tx_prod_high = sh.tx_prod_high.max(sh.tx_prod);
-    if sh.tx_prod == sh.tx_copied && sh.close.awaits_flush() {
+    if sh.tx_prod == sh.tx_copied {
         // A shutdown or close that waited for the last bytes goes with
         // them (its flags into this message); wake-ups follow from the
         // completion of the message.
