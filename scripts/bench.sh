@@ -122,7 +122,7 @@ bench "${#clist[@]} contender(s) x $rounds round(s) = $boots VM-pair boot(s), ab
 # upstream UEID), smc_bench, and the operator tools (smcss, smcr) that prove
 # the mode. The tools are optional: without them only rxe counters do.
 [ -n "$("$here/build-kernel.sh" --if-built)" ] ||
-	bench "building the $kernel kernel first (once; about 20 minutes)"
+	bench "building the $kernel kernel first (once; about 12 minutes)"
 kdir=$("$here/build-kernel.sh")
 bench "building smc_rs.ko, the test programs and smc_bench"
 if [ "$kernel" = release ]; then
