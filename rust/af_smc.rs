@@ -154,8 +154,9 @@ impl SocketFamily for SmcSock {
         match st.state {
             SmcState::Fallback(reason) => enter_fallback(sock, &mut st, Side::Server, reason),
             SmcState::Smcr { ref conn, .. } => {
-                sock::hook_owner(sock, conn);
+                // Poll asks `diag_conn` once the hook is on.
                 *sock.sk().state().diag_conn.lock() = Some(conn.clone());
+                sock::hook_owner(sock, conn);
                 st.set_sk_state(SMC_ACTIVE);
                 sock.set_connected(&st);
             }
@@ -175,10 +176,11 @@ impl SocketFamily for SmcSock {
         // reader that sleeps holding it must not stall poll in other
         // threads.
         let state = sock.sk().state();
-        if state.poll.read().0 != 0 {
-            // An SMC connection's mask is its own: TCP is not asked. Its
-            // connection published what poll reads into the socket; what
-            // that cannot tell is asked of the connection under its lock.
+        if state.poll.connected() {
+            // An SMC connection's mask is its own: TCP is not asked. What
+            // its connection published into the socket tells it; what that
+            // cannot tell (or before the first poll) is asked of the
+            // connection under its lock.
             clc(sock).poll_wait(pt);
             let oob_inline = sock.sk().oob_inline();
             if let Some(mask) = smcr_ops::poll_quick(&state.poll, clc(sock).sk().was_reset(), oob_inline) {

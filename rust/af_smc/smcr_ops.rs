@@ -137,13 +137,8 @@ pub(super) fn poll_quick(poll: &PollWord, was_reset: bool, oob_inline: bool) -> 
         return None;
     }
     // `rx::poll_read`: bytes, else an error or the end of the stream.
-    let (readable, shut) = if s.bytes() {
-        (true, s.rcv_shutdown())
-    } else if sock_error || s.rcv_shutdown() || failed {
-        (true, true)
-    } else {
-        (false, s.rcv_shutdown())
-    };
+    let readable = s.readable(was_reset);
+    let shut = s.rcv_shutdown() || (readable && !s.bytes());
     let mut mask = EPOLLOUT | EPOLLWRNORM;
     if sock_error {
         mask |= EPOLLERR;

@@ -368,5 +368,7 @@ pub(crate) fn poll_read<R>(conn: &Conn, oob_inline: bool, rest: impl FnOnce(&Con
         shut,
         urgent: !sh.oob_inline && sh.urg_rx.is_some_and(|u| !u.read),
     };
+    // The next poll may go by the published word (see `SharedGuard`).
+    sh.publish_for_poll();
     (read, rest(&sh))
 }

@@ -241,6 +241,7 @@ impl SharedLock {
             guard: self.lock.lock(),
             _bh: bh,
             written: false,
+            for_poll: false,
         }
     }
 }
@@ -255,6 +256,18 @@ pub(crate) struct SharedGuard<'a> {
     /// else changes it, `ConnShared` has no interior mutability), which a
     /// look that changes nothing need not pay for.
     written: bool,
+    /// Poll reads this state: letting go publishes it whatever changed.
+    for_poll: bool,
+}
+
+impl SharedGuard<'_> {
+    /// Poll reads the state under this lock: letting go publishes the word
+    /// for the socket's poll, and from then on every change does (a
+    /// socket nobody polls, with blocking calls only, does not pay for it
+    /// at each change).
+    pub(crate) fn publish_for_poll(&mut self) {
+        self.for_poll = true;
+    }
 }
 
 impl Deref for SharedGuard<'_> {
@@ -275,12 +288,14 @@ impl DerefMut for SharedGuard<'_> {
 impl Drop for SharedGuard<'_> {
     fn drop(&mut self) {
         // `signals` is set through a mutable borrow too.
-        if !self.written {
+        if !self.written && !self.for_poll {
             return;
         }
         // Under the lock: the stores are in the order of the changes.
         if let Some(o) = &self.guard.owner {
-            o.publish_poll(Snapshot::of(&self.guard).0);
+            if self.for_poll || o.poll_published() {
+                o.publish_poll(Snapshot::of(&self.guard).0);
+            }
         }
         if let Some((w, urgent)) = self.guard.signals.take() {
             if let Some(o) = &self.guard.owner {
@@ -368,6 +383,13 @@ impl Snapshot {
     /// clcsock `was_reset`.
     pub(crate) fn failed(self, was_reset: bool) -> bool {
         self.has(Self::ERROR) || (was_reset && !self.has(Self::PEER_CLOSED))
+    }
+
+    /// A read would not block: bytes, the end of the stream, or a failure
+    /// (see [`failed`](Self::failed)), as `rx` finds under the lock when
+    /// the snapshot is [`usable`](Self::usable).
+    pub(crate) fn readable(self, was_reset: bool) -> bool {
+        self.bytes() || self.rcv_shutdown() || self.failed(was_reset)
     }
 
     /// The application was told of the failure.

@@ -21,8 +21,11 @@ use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 /// What poll reads of a connection without a lock, kept in the socket the
 /// connection serves (so that poll needs neither the connection nor a lock
 /// to find it): the connection's last snapshot word, which it publishes
-/// through its [`OwnerHook`] each time it lets go of its lock, and the size
-/// of its send buffer. Zero until the socket has a connection.
+/// through its [`OwnerHook`] once poll asked for it and from then on each
+/// time it lets go of its lock after a change (zero until then: a
+/// published word never is), and the size of its send buffer, set when
+/// the socket got its connection (zero until then: a connection's never
+/// is).
 #[derive(Default)]
 pub(crate) struct PollWord {
     snap: AtomicU64,
@@ -35,9 +38,15 @@ impl PollWord {
         (self.snap.load(Ordering::Acquire), self.sndbuf.load(Ordering::Relaxed))
     }
 
-    /// Sets the send buffer's size (before the hook publishes a word).
+    /// The socket has its connection (see [`set_sndbuf`](Self::set_sndbuf)).
+    pub(crate) fn connected(&self) -> bool {
+        self.sndbuf.load(Ordering::Acquire) != 0
+    }
+
+    /// Sets the send buffer's size (not zero) once the socket can find its
+    /// connection: from then on poll asks the connection.
     pub(crate) fn set_sndbuf(&self, size: u32) {
-        self.sndbuf.store(size, Ordering::Relaxed);
+        self.sndbuf.store(size, Ordering::Release);
     }
 }
 
@@ -80,7 +89,16 @@ impl OwnerHook {
         }
     }
 
-    /// Publishes the connection's snapshot word for the socket's poll.
+    /// Whether a word was published for the socket's poll (see
+    /// [`PollWord`]): later changes are to be published too.
+    pub(crate) fn poll_published(&self) -> bool {
+        // SAFETY: `poll` lives as long as the socket the hook holds
+        // (invariant).
+        unsafe { (*self.poll).snap.load(Ordering::Relaxed) != 0 }
+    }
+
+    /// Publishes the connection's snapshot word (never zero) for the
+    /// socket's poll.
     pub(crate) fn publish_poll(&self, word: u64) {
         // SAFETY: `poll` lives as long as the socket the hook holds
         // (invariant).
