@@ -113,11 +113,6 @@ kdir=$("$here/build-kernel.sh" 2> >(tee "$out/kernel-build.log" | sed -u 's/^/# 
 }
 phase "module: clippy, build; selftest programs"
 test_set=${SMC_TEST_SET:-all}
-# The operator tools build beside the module (checked in 2b): the
-# module's crate compiles on one core, cargo takes the other.
-(make -C "$top" --no-print-directory tools >"$out/tools-build.log" 2>&1
-	echo $? >"$out/tools-build.rc") &
-tools_pid=$!
 [ "$test_set" = faults ] ||
 	check "clippy: smc_rs lints clean (CLIPPY=1, undocumented unsafe denied)" \
 		make -C "$top" --no-print-directory clippy KDIR="$kdir"
@@ -129,9 +124,7 @@ check "selftests/Makefile lists every test script and helper (TEST_PROGS, TEST_F
 # 2b. The operator tools: the build the VM tests use (smc_run finds its
 # preload library next to it there, which its tests need).
 phase "tools: build"
-wait "$tools_pid"
-check "tools build (smcss, smc_run, libsmc-preload)" \
-	eval 'cat "$out/tools-build.log"; [ "$(cat "$out/tools-build.rc")" = 0 ]' || finish
+check "tools build (smcss, smc_run, libsmc-preload)" make -C "$top" --no-print-directory tools || finish
 check "man pages build (rst2man --strict) and render without warnings (man -l)" \
 	eval 'make -C "$top" --no-print-directory man && for m in "$top"/tools/target/man/*.[78]; do
 		[ -z "$(MANWIDTH=80 man --warnings -l "$m" 2>&1 >/dev/null)" ] || { echo "$m"; exit 1; }; done'
@@ -213,10 +206,6 @@ t=$top/selftests
 # less than two cores' worth.)
 if [ "$test_set" != faults ]; then
 phase "host: fuzz and the tools' cargo test"
-# The tools' tests build and run beside the fuzzer (one core each).
-(cd "$top/tools" && cargo test --release --locked --color never >"$out/tools-test.log" 2>&1
-	echo $? >"$out/tools-test.rc") &
-tools_test_pid=$!
 FUZZ_SHORT_SECS=${FUZZ_SHORT_SECS:-2} "$here/fuzz.sh" short >"$out/fuzz.log" 2>&1
 fuzz_rc=$?
 while IFS= read -r line; do
@@ -230,8 +219,7 @@ if [ "$fuzz_rc" -ne 0 ] && ! grep -q ': CRASH' "$out/fuzz.log"; then
 	tail -n 20 "$out/fuzz.log" | sed 's/^/# /'
 fi
 # The operator tools' unit tests.
-wait "$tools_test_pid"
-if [ "$(cat "$out/tools-test.rc")" != 0 ]; then
+if (cd "$top/tools" && cargo test --release --locked --color never >"$out/tools-test.log" 2>&1); then :; else
 	grep -q '^test .* \.\.\. ' "$out/tools-test.log" || record "not ok - tools: cargo test builds"
 fi
 while read -r _ name _ status; do
