@@ -14,6 +14,7 @@
 #   BENCH_PORT=7400  BENCH_REDIS_N=10000  BENCH_OUT=bench-results/<date>
 #   BENCH_PROFILE="pingpong cps1" (perf profiles of those workloads; slows them)
 #   BENCH_CPU=1 (0: no CPU pass, the CPU per operation rows stay empty)
+#   BENCH_ANCHORS=1 (0: no qperf and sockperf rows)
 #   BENCH_LOOPBACK=1 (0: no loopback boot: TCP over lo against SMC-D through
 #   upstream's loopback-ism and smc_rs's loopback device, in one VM)
 #   BENCH_KERNEL=release (the test kernel without its debug checkers,
@@ -48,6 +49,7 @@ port=${BENCH_PORT:-7400}
 redis_n=${BENCH_REDIS_N:-10000}
 profile=${BENCH_PROFILE:-}
 cpu=${BENCH_CPU:-1}
+anchors=${BENCH_ANCHORS:-1}
 # The test kernel is a debug kernel. Its checkers would charge every lock
 # and allocation several times over and so favour whoever locks and
 # allocates least; boot options turn some off (kmemleak, lockdep's proofs,
@@ -85,6 +87,7 @@ done
 [ "$port" -lt 65000 ] || die "bench: BENCH_PORT must be below 65000 (it uses PORT and PORT+1)"
 [ "$ceiling" = 0 ] || [ "$ceiling" = 1 ] || die "bench: BENCH_CEILING is 0 or 1"
 [ "$cpu" = 0 ] || [ "$cpu" = 1 ] || die "bench: BENCH_CPU is 0 or 1"
+[ "$anchors" = 0 ] || [ "$anchors" = 1 ] || die "bench: BENCH_ANCHORS is 0 or 1"
 for w in $profile; do
 	case "$w" in bulk1 | pingpong | cps1 | redis) ;;
 	*) die "bench: BENCH_PROFILE lists workloads to profile (bulk1 pingpong cps1 redis), not '$w'" ;;
@@ -228,6 +231,7 @@ for round in $(seq "$rounds"); do
 		settings+=" BENCH_CPS_THREADS=$cps_threads BENCH_IDLE_CONNS=$idle_conns"
 		settings+=" BENCH_SETTLE=$settle BENCH_CEILING=$ceil BENCH_RDMA_ITERS=$rdma_iters"
 		settings+=" BENCH_PORT=$port BENCH_BUDGET=$budget BENCH_REDIS_N=$redis_n BENCH_PROFILE='$profile' BENCH_CPU=$cpu"
+		settings+=" BENCH_ANCHORS=$anchors"
 		bench "$prefix: booting the VM pair (module: $mod on both)"
 		t0=$(date +%s)
 		seen=0

@@ -19,7 +19,7 @@ apt_pkgs=(
 	python3-venv g++
 	python3-docutils man-db dkms
 	gnuplot-nox
-	redis-server redis-tools
+	redis-server redis-tools qperf sockperf
 	tshark
 )
 

@@ -59,6 +59,8 @@ redis_n=${BENCH_REDIS_N:-10000}
 profile=${BENCH_PROFILE:-}
 cpu=${BENCH_CPU:-1}
 redis_port=$((port + 10))
+anchors=${BENCH_ANCHORS:-1}
+anchors_port=$((port + 20))
 dryrun=${BENCH_DRYRUN:-0}
 server_addr=10.10.0.1
 [ "$dryrun" = 1 ] && server_addr=127.0.0.1
@@ -151,6 +153,98 @@ redis_server() {
 		sleep 1
 		;;
 	esac
+}
+
+# anchors_server start|stop: the anchors' servers on VM 1 (ctl request),
+# started as the contender has them: qperf's (control and data on
+# $anchors_port and the ports it picks) and sockperf's (TCP on
+# $anchors_port + 1).
+anchors_server() {
+	local pids=/tmp/bench-anchors.pids
+	case "$1" in
+	start)
+		command -v qperf >/dev/null && command -v sockperf >/dev/null ||
+			{ note "no qperf or sockperf"; return 1; }
+		as_contender setsid qperf -lp "$anchors_port" </dev/null \
+			>"$SMC_OUT/qperf-server-vm$SMC_VM.txt" 2>&1 &
+		echo $! >"$pids"
+		as_contender setsid sockperf server -i "$server_addr" -p $((anchors_port + 1)) --tcp \
+			</dev/null >"$SMC_OUT/sockperf-server-vm$SMC_VM.txt" 2>&1 &
+		echo $! >>"$pids"
+		sleep 2
+		;;
+	stop)
+		[ -s "$pids" ] && xargs -r kill <"$pids" 2>/dev/null
+		rm -f "$pids"
+		sleep 1
+		;;
+	esac
+}
+
+# qperf_value FILE TEST: what qperf printed for TEST (tcp_bw in MB/s,
+# tcp_lat in us), from its "bw  =  440 KB/sec" or "latency  =  1.1 ms".
+qperf_value() {
+	awk -v T="$2:" '
+		$1 == T { on = 1; next }
+		on && ($1 == "bw" || $1 == "latency") {
+			v = $3; u = $4
+			if (u ~ /^GB/) v *= 1000; else if (u ~ /^KB/) v /= 1000; else if (u ~ /^B\//) v /= 1000000
+			if (u == "ms") v *= 1000; else if (u == "sec") v *= 1000000; else if (u == "ns") v /= 1000
+			print v; exit
+		}' "$1"
+}
+
+# anchors_workload REP: the tools the SMC work upstream was measured with,
+# each program as the contender runs it: qperf tcp_bw and tcp_lat with
+# 1-byte and 64 KiB messages, sockperf's TCP ping-pong (14-byte messages);
+# RESULT lines metric=qperf_{bw,lat}_{1,64k} (MB/s, us) and
+# metric=sockperf_{avg,p50} (us).
+anchors_workload() {
+	local r=$1 m name out rc v test metric unit
+	progress "qperf tcp_bw/tcp_lat (1 B, 64 KiB), sockperf ping-pong, rep $r/$reps"
+	if ! ctl "anchors start"; then
+		for metric in qperf_bw_1 qperf_lat_1 qperf_bw_64k qperf_lat_64k sockperf_avg sockperf_p50; do
+			echo "RESULT metric=$metric rep=$r status=failed family=$family error=no-server"
+		done >>"$SMC_OUT/results.txt"
+		return
+	fi
+	counters "$SMC_OUT/ctr-anchors-r$r-before-vm2.txt"
+	for m in 1 65536; do
+		name=1
+		[ "$m" = 65536 ] && name=64k
+		out=$SMC_OUT/qperf-$name-r$r-vm2.txt
+		rc=0
+		as_contender timeout $((2 * secs + 60)) qperf -lp "$anchors_port" -t "$secs" -m "$m" \
+			"$server_addr" tcp_bw tcp_lat >"$out" 2>&1 </dev/null || rc=$?
+		for test in tcp_bw tcp_lat; do
+			metric=qperf_bw_$name unit=MB/s
+			[ "$test" = tcp_lat ] && metric=qperf_lat_$name unit=us
+			v=$(qperf_value "$out" "$test")
+			if [ "$rc" = 0 ] && [ -n "$v" ]; then
+				echo "RESULT metric=$metric rep=$r status=ok value=$v unit=$unit family=$family"
+			else
+				echo "RESULT metric=$metric rep=$r status=failed family=$family error=exit-$rc"
+			fi >>"$SMC_OUT/results.txt"
+		done
+	done
+	out=$SMC_OUT/sockperf-r$r-vm2.txt
+	rc=0
+	as_contender timeout $((secs + 60)) sockperf ping-pong -i "$server_addr" -p $((anchors_port + 1)) \
+		--tcp -t "$secs" >"$out" 2>&1 </dev/null || rc=$?
+	for metric in sockperf_avg sockperf_p50; do
+		if [ "$metric" = sockperf_avg ]; then
+			v=$(sed -n 's/.*Summary: Latency is \([0-9.]*\) usec.*/\1/p' "$out" | head -n 1)
+		else
+			v=$(awk '/percentile 50.000 =/ { print $NF; exit }' "$out")
+		fi
+		if [ "$rc" = 0 ] && [ -n "$v" ]; then
+			echo "RESULT metric=$metric rep=$r status=ok value=$v unit=us family=$family"
+		else
+			echo "RESULT metric=$metric rep=$r status=failed family=$family error=exit-$rc"
+		fi >>"$SMC_OUT/results.txt"
+	done
+	counters "$SMC_OUT/ctr-anchors-r$r-after-vm2.txt"
+	ctl "anchors stop"
 }
 
 # redis_workload REP: redis-benchmark SET and GET with 1 and 50 clients
@@ -476,6 +570,7 @@ client() {
 		workload "cps$cps_threads" "$r" "connections/s, $cps_threads threads" "cps$cps_threads" -- \
 			-w cps -t "$cps_threads"
 		[ "$redis_n" -gt 0 ] && redis_workload "$r"
+		[ "$anchors" = 1 ] && anchors_workload "$r"
 	done
 	[ "$dryrun" = 1 ] || [ "$cpu" != 1 ] || cpu_pass
 	if [ "$ceiling" = 1 ]; then
@@ -501,6 +596,7 @@ ctl)
 	probe) smcss_dump >"$SMC_OUT/smcss-$2-vm$SMC_VM.txt" 2>&1 ;;
 	perftest) perftest_server "$2" "$3" ;;
 	redis) redis_server "$2" ;;
+	anchors) anchors_server "$2" ;;
 	perf | cpu)
 		case "${2:-}" in
 		start | stop) "$1_$2" "$3" ;;
