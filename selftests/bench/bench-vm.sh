@@ -171,7 +171,13 @@ anchors_server() {
 		as_contender setsid sockperf server -i "$server_addr" -p $((anchors_port + 1)) --tcp \
 			</dev/null >"$SMC_OUT/sockperf-server-vm$SMC_VM.txt" 2>&1 &
 		echo $! >>"$pids"
-		sleep 2
+		for _ in $(seq 200); do
+			ss -Hltn "sport = :$anchors_port" 2>/dev/null | grep -q . &&
+				ss -Hltn "sport = :$((anchors_port + 1))" 2>/dev/null | grep -q . && return 0
+			sleep 0.1
+		done
+		note "qperf or sockperf server did not listen"
+		return 1
 		;;
 	stop)
 		[ -s "$pids" ] && xargs -r kill <"$pids" 2>/dev/null
@@ -192,6 +198,16 @@ qperf_value() {
 			if (u == "ms") v *= 1000; else if (u == "sec") v *= 1000000; else if (u == "ns") v /= 1000
 			print v; exit
 		}' "$1"
+}
+
+# result METRIC REP RC VALUE UNIT: the RESULT line of a program's figure:
+# failed when it exited with RC other than 0 or printed none.
+result() {
+	if [ "$3" = 0 ] && [ -n "$4" ]; then
+		echo "RESULT metric=$1 rep=$2 status=ok value=$4 unit=$5 family=$family"
+	else
+		echo "RESULT metric=$1 rep=$2 status=failed family=$family error=exit-$3"
+	fi >>"$SMC_OUT/results.txt"
 }
 
 # anchors_workload REP: the tools the SMC work upstream was measured with,
@@ -219,12 +235,7 @@ anchors_workload() {
 		for test in tcp_bw tcp_lat; do
 			metric=qperf_bw_$name unit=MB/s
 			[ "$test" = tcp_lat ] && metric=qperf_lat_$name unit=us
-			v=$(qperf_value "$out" "$test")
-			if [ "$rc" = 0 ] && [ -n "$v" ]; then
-				echo "RESULT metric=$metric rep=$r status=ok value=$v unit=$unit family=$family"
-			else
-				echo "RESULT metric=$metric rep=$r status=failed family=$family error=exit-$rc"
-			fi >>"$SMC_OUT/results.txt"
+			result "$metric" "$r" "$rc" "$(qperf_value "$out" "$test")" "$unit"
 		done
 	done
 	out=$SMC_OUT/sockperf-r$r-vm2.txt
@@ -237,11 +248,7 @@ anchors_workload() {
 		else
 			v=$(awk '/percentile 50.000 =/ { print $NF; exit }' "$out")
 		fi
-		if [ "$rc" = 0 ] && [ -n "$v" ]; then
-			echo "RESULT metric=$metric rep=$r status=ok value=$v unit=us family=$family"
-		else
-			echo "RESULT metric=$metric rep=$r status=failed family=$family error=exit-$rc"
-		fi >>"$SMC_OUT/results.txt"
+		result "$metric" "$r" "$rc" "$v" us
 	done
 	counters "$SMC_OUT/ctr-anchors-r$r-after-vm2.txt"
 	ctl "anchors stop"
