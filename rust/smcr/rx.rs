@@ -351,7 +351,10 @@ pub(crate) struct ReadPoll {
 /// connection under the same lock. Process context.
 pub(crate) fn poll_read<R>(conn: &Conn, oob_inline: bool, rest: impl FnOnce(&ConnShared) -> R) -> (ReadPoll, R) {
     let mut sh = conn.shared.lock();
-    sh.oob_inline = oob_inline;
+    // Borrowed mutably (published again when let go) only for a change.
+    if sh.oob_inline != oob_inline {
+        sh.oob_inline = oob_inline;
+    }
     if at_pending_mark(&sh) {
         drop(sh);
         let _ = take_urgent_at_mark(conn);
@@ -368,7 +371,7 @@ pub(crate) fn poll_read<R>(conn: &Conn, oob_inline: bool, rest: impl FnOnce(&Con
         shut,
         urgent: !sh.oob_inline && sh.urg_rx.is_some_and(|u| !u.read),
     };
-    // The next poll may go by the published word (see `SharedGuard`).
+    // The next poll may go by the published word (`rest` changes nothing).
     sh.publish_for_poll();
     (read, rest(&sh))
 }

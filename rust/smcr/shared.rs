@@ -241,7 +241,6 @@ impl SharedLock {
             guard: self.lock.lock(),
             _bh: bh,
             written: false,
-            for_poll: false,
         }
     }
 }
@@ -256,17 +255,17 @@ pub(crate) struct SharedGuard<'a> {
     /// else changes it, `ConnShared` has no interior mutability), which a
     /// look that changes nothing need not pay for.
     written: bool,
-    /// Poll reads this state: letting go publishes it whatever changed.
-    for_poll: bool,
 }
 
 impl SharedGuard<'_> {
-    /// Poll reads the state under this lock: letting go publishes the word
-    /// for the socket's poll, and from then on every change does (a
-    /// socket nobody polls, with blocking calls only, does not pay for it
-    /// at each change).
-    pub(crate) fn publish_for_poll(&mut self) {
-        self.for_poll = true;
+    /// Poll reads the state under this lock: publishes the word for the
+    /// socket's poll now, and from then on every change does when the lock
+    /// is let go (a socket nobody polls, with blocking calls only, does not
+    /// pay for it at each change).
+    pub(crate) fn publish_for_poll(&self) {
+        if let Some(o) = &self.guard.owner {
+            o.publish_poll(Snapshot::of(&self.guard).0);
+        }
     }
 }
 
@@ -288,12 +287,13 @@ impl DerefMut for SharedGuard<'_> {
 impl Drop for SharedGuard<'_> {
     fn drop(&mut self) {
         // `signals` is set through a mutable borrow too.
-        if !self.written && !self.for_poll {
+        if !self.written {
             return;
         }
-        // Under the lock: the stores are in the order of the changes.
+        // Under the lock: the stores are in the order of the changes; only
+        // for a socket that poll read (see `publish_for_poll`).
         if let Some(o) = &self.guard.owner {
-            if self.for_poll || o.poll_published() {
+            if o.poll_published() {
                 o.publish_poll(Snapshot::of(&self.guard).0);
             }
         }

@@ -284,11 +284,7 @@ redis_workload() {
 		wait $! || rc=$?
 		for t in set get; do
 			rps=$(awk -F'"' -v T="${t^^}" '$2 == T { print $4; exit }' "$csv")
-			if [ "$rc" = 0 ] && [ -n "$rps" ]; then
-				echo "RESULT metric=redis_${t}_c$c rep=$r status=ok value=$rps unit=req/s family=$family"
-			else
-				echo "RESULT metric=redis_${t}_c$c rep=$r status=failed family=$family error=exit-$rc"
-			fi >>"$SMC_OUT/results.txt"
+			result "redis_${t}_c$c" "$r" "$rc" "$rps" req/s
 		done
 	done
 	if profiled redis "$r"; then
