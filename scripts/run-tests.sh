@@ -259,7 +259,9 @@ fi
 #     blocked towards the client (fallback, data intact), urgent data
 #     behind a full send path (smc_rs reading), two send slots
 #     with the client's readers interrupted by signals, abortive-close
-#     churn (every word the server reads is its connection's), then smc_rs
+#     churn (every word the server reads is its connection's), 1-byte
+#     writes to a 1-byte reader (smc_rs reading: few consumer cursor
+#     updates, no silly window), then smc_rs
 #     receiving with one scatter/gather entry per request (as on RNICs with
 #     max_recv_sge 1), IPv6 clients to IPv4-mapped addresses, and
 #     260 connections of two RMB sizes on one link group (DELETE RKEY),
@@ -273,7 +275,7 @@ fi
 #     without LD_PRELOAD), the echoes with more concurrent connections than
 #     link groups take and many short ones, hostile input on the link (one
 #     side's fault injection knob), RoCE blocked towards the client, urgent
-#     data, scarce send slots, abortive-close churn, a CLC qp_mtu of 0 each
+#     data, 1-byte writes to a 1-byte reader, scarce send slots, abortive-close churn, a CLC qp_mtu of 0 each
 #     way and a slow client's first Confirm that delays nobody, link
 #     groups of 16 connections, the two of round 2 above;
 #  6. smc_rs on both, captured on the wire and decoded by Wireshark's
@@ -304,10 +306,10 @@ more="$t/smc_rs_rxsge.sh $t/smc_rs_v4mapped.sh"
 smcr="$t/smc_rs_smcr.sh $t/smc_rs_roce_blocked.sh $t/smc_rs_urgent.sh $t/smc_rs_scarce_slots.sh $t/smc_rs_abort_churn.sh $more $t/smc_rs_rkeys.sh"
 both="--mods smc_rs,smc_rs"
 pair="$scale $round 1-pair $t/smc_rs_pair.sh;
-$round 2-smcr-server $smcr $t/smc_rs_chk.sh;
+$round 2-smcr-server $smcr $t/smc_rs_small_writes.sh $t/smc_rs_chk.sh;
 $round 3-smcr-client --server-vm 2 $smcr $t/smc_rs_orphan.sh;
 $round 4-norxe --no-rxe $t/smc_rs_pair_norxe.sh;
-$round 5-smcr-both $both $t/smc_rs_semantics_pair.sh $t/smc_run_bpf.sh $t/smc_rs_smcr.sh $t/smc_rs_hostile.sh $t/smc_rs_roce_blocked.sh $t/smc_rs_urgent.sh $t/smc_rs_scarce_slots.sh $t/smc_rs_abort_churn.sh $t/smc_rs_clc_faults.sh $t/smc_rs_many_lgrs.sh $more;
+$round 5-smcr-both $both $t/smc_rs_semantics_pair.sh $t/smc_run_bpf.sh $t/smc_rs_smcr.sh $t/smc_rs_hostile.sh $t/smc_rs_roce_blocked.sh $t/smc_rs_urgent.sh $t/smc_rs_small_writes.sh $t/smc_rs_scarce_slots.sh $t/smc_rs_abort_churn.sh $t/smc_rs_clc_faults.sh $t/smc_rs_many_lgrs.sh $more;
 $round 6-capture $both $t/smc_rs_capture.sh;
 $reference
 SMC_TWOLINKS_DOWN=server,client SMC_TWOLINKS_REMOVE=1 $round 7a-twolinks $both $t/smc_rs_twolinks.sh;

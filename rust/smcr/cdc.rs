@@ -14,7 +14,7 @@ use crate::smcd::dmb::Dmb;
 use crate::sys::errno::{EAGAIN, ECONNABORTED, ECONNRESET, ENOLINK};
 use crate::sys::sync::SpinLockBh;
 use crate::sys::wake::Wake;
-use crate::wire::bufsize::rmb_wnd_update_limit;
+use crate::wire::bufsize::{consumer_update, rmb_wnd_update_limit, ConsumerUpdate, ConsumerView};
 use crate::wire::cdc::{seq_before, CdcMsg, ProducerFlags, CDC_LEN};
 use crate::wire::close::CloseEvent;
 use crate::wire::cursor::{ism_tx_fin, peer_consumer_advance, peer_producer_advance, CursorError};
@@ -175,8 +175,10 @@ pub(crate) fn apply(conn: &Arc<Conn>, cdc: &CdcMsg) -> Arrival {
             settle = true;
         }
     }
-    let wants_update = cdc.prod_flags.cons_curs_upd_req || cdc.prod_flags.write_blocked;
-    let unsent = sh.rx_cons > sh.rx_cons_sent;
+    // The peer waits for room or asks for our consumer cursor: it goes
+    // now if the rule says so (a reader's next read may send it too).
+    let update_consumer = (cdc.prod_flags.cons_curs_upd_req || cdc.prod_flags.write_blocked)
+        && consumer_update_due(conn, &sh);
     // Readers and pollers care for new bytes, urgent data, the peer's
     // flags and failures; the peer's consumer cursor only feeds the push,
     // but when it passed what a failover would write again it freed room
@@ -193,7 +195,7 @@ pub(crate) fn apply(conn: &Arc<Conn>, cdc: &CdcMsg) -> Arrival {
     Arrival {
         settle: settle.then_some(deferred),
         push,
-        update_consumer: wants_update && unsent,
+        update_consumer,
         wake,
     }
 }
@@ -343,17 +345,46 @@ pub(crate) fn signal_locked(
     Ok(())
 }
 
-/// Whether the consumer cursor goes back to the peer now: once upstream's
-/// window update limit was read since the last update, or at once when the
-/// peer is blocked or asks for it -- not after every read.
+/// What upstream's rule for the consumer cursor says now
+/// ([`consumer_update`]): send it once more than the window update limit
+/// was read since the last update and the peer is blocked or sees at most
+/// half of our RMB free; at once when the peer asks for it. A peer that is
+/// blocked alone does not get every byte a reader takes announced: that
+/// would have it write a byte per message (the silly window of TCP).
+fn consumer_rule(conn: &Conn, sh: &ConnShared) -> ConsumerUpdate {
+    let size = conn.rmb_size();
+    consumer_update(&ConsumerView {
+        rmbe_size: size,
+        update_limit: rmb_wnd_update_limit(size),
+        confirmed: cursor_of(sh.rx_cons_sent, size),
+        consumer: cursor_of(sh.rx_cons, size),
+        peer_producer: cursor_of(sh.rx_prod, size),
+        peer_requested: sh.peer_flags.cons_curs_upd_req,
+        peer_write_blocked: sh.peer_flags.write_blocked,
+        force: sh.rx_cons_wanted,
+        // Whoever sends checks the connection (nothing goes on one that
+        // failed or that the peer aborted).
+        aborted: false,
+        bytes_to_receive: u32::try_from(sh.rx_prod - sh.rx_cons).unwrap_or(u32::MAX),
+    })
+}
+
+/// Whether the consumer cursor goes back to the peer now (see
+/// [`consumer_rule`]), or because it was asked to go and waited for a
+/// send slot; never when it did not move.
 pub(crate) fn consumer_update_due(conn: &Conn, sh: &ConnShared) -> bool {
-    let limit = u64::from(rmb_wnd_update_limit(conn.rmb_size()));
-    let unsent = sh.rx_cons - sh.rx_cons_sent;
-    unsent > 0
-        && (unsent >= limit
-            || sh.rx_cons_wanted
-            || sh.peer_flags.write_blocked
-            || sh.peer_flags.cons_curs_upd_req)
+    sh.rx_cons > sh.rx_cons_sent && consumer_rule(conn, sh).send
+}
+
+/// After a read: whether the consumer cursor goes now (see
+/// [`consumer_update_due`]); a peer that was blocked and whose bytes were
+/// all read is no longer taken as blocked (upstream forgets its flag then).
+pub(crate) fn consumer_update_after_read(conn: &Conn, sh: &mut ConnShared) -> bool {
+    let rule = consumer_rule(conn, sh);
+    if rule.clear_write_blocked {
+        sh.peer_flags.write_blocked = false;
+    }
+    sh.rx_cons > sh.rx_cons_sent && rule.send
 }
 
 /// Sends the consumer cursor after a read, and never fails the read (its

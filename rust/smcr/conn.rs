@@ -50,6 +50,9 @@ pub(crate) struct Conn {
     rmb_size: u32,
     /// An SMC-D connection learns it with the peer's DMB.
     sndbuf_size: AtomicU32,
+    /// `net.smc.autocorking_size` as it was when the link group was made
+    /// (its links share it; 0 for SMC-D, which never corks).
+    autocork_size: u32,
     /// SMC-D: the send buffer is the peer's RMB (nothing is copied or
     /// completed: room comes back as the peer reads).
     ism: bool,
@@ -90,9 +93,11 @@ impl Conn {
         sndbuf: Arc<LgrBuf>,
         waker: ARef<TcpSock>,
     ) -> Result<Arc<Conn>> {
+        let autocork_size = link.params.autocork_size;
         Self::make(
             token,
             Path::Link(link),
+            autocork_size,
             peer,
             ConnBuf::Lgr(rmb),
             Some(ConnBuf::Lgr(sndbuf)),
@@ -104,12 +109,13 @@ impl Conn {
     /// peer's DMB, [`attach_peer`](Self::attach_peer)).
     pub(crate) fn new_ism(token: u32, path: IsmPath, waker: ARef<TcpSock>) -> Result<Arc<Conn>> {
         let rmb = ConnBuf::Mem(path.own.mem.clone());
-        Self::make(token, Path::Ism(path), None, rmb, None, waker)
+        Self::make(token, Path::Ism(path), 0, None, rmb, None, waker)
     }
 
     fn make(
         token: u32,
         path: Path,
+        autocork_size: u32,
         peer: Option<PeerRmb>,
         rmb: ConnBuf,
         sndbuf: Option<ConnBuf>,
@@ -128,6 +134,7 @@ impl Conn {
                 link <- new_spinlock_bh!(path, "Conn::link"),
                 rmb_size: rmb.len() as u32,
                 sndbuf_size: AtomicU32::new(sndbuf.as_ref().map_or(0, |b| b.len() as u32)),
+                autocork_size,
                 ism,
                 peer_dmb: OnceArc::new(),
                 own_dmb,
@@ -280,6 +287,12 @@ impl Conn {
     /// known).
     pub(crate) fn sndbuf_size(&self) -> u32 {
         self.sndbuf_size.load(Ordering::Acquire)
+    }
+
+    /// How many bytes autocorking holds back at most: half the send
+    /// buffer, and not past `net.smc.autocorking_size` (0: never).
+    pub(crate) fn autocork_limit(&self) -> u64 {
+        (u64::from(self.sndbuf_size()) / 2).min(u64::from(self.autocork_size))
     }
 
     /// Settles the connection (push, closing flags) from process context

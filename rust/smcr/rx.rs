@@ -242,7 +242,7 @@ pub(crate) fn recv(
                 // The next step's look, under this lock.
                 found = Some(look(conn, &mut sh, peek));
             }
-            (cdc::consumer_update_due(conn, &sh), at_mark)
+            (cdc::consumer_update_after_read(conn, &mut sh), at_mark)
         };
         if at_mark {
             // A read stops at the urgent mark, as TCP's does; the bytes

@@ -162,8 +162,15 @@ pub(crate) fn send(
             }
             pushed.finish(conn, peer);
         } else {
-            let peer_full = publish(&mut conn.shared.lock(), n, urgent_at);
-            if !corked(conn, more && sent == len, nodelay) {
+            // One lock publishes the bytes and decides whether they wait:
+            // a small send behind one in flight costs no more (upstream's
+            // corked send takes no lock of its own either).
+            let (peer_full, corked) = {
+                let mut sh = conn.shared.lock();
+                let peer_full = publish(&mut sh, n, urgent_at);
+                (peer_full, corked(conn, &sh, more && sent == len, nodelay))
+            };
+            if !corked {
                 if peer_full {
                     conn.count_buffer_event(Dir::Tx, BufferEvent::FullPeer);
                 }
@@ -177,26 +184,17 @@ pub(crate) fn send(
     Ok(sent)
 }
 
-/// Whether new bytes wait in the send buffer instead of going at once:
-/// while a write of the connection is in flight, its completion pushes
-/// them, so that small sends leave together (autocorking, as upstream);
-/// not past half the send buffer or `net.smc.autocorking_size` (as it was
-/// when the link group was made; 0 turns autocorking off), unless the sender
-/// said more follows; not with `TCP_NODELAY`, as TCP's Nagle. Nothing
-/// waits with nothing in flight.
-/// SMC-D has nothing in flight: its bytes are in the peer's RMB already.
-fn corked(conn: &Conn, more: bool, nodelay: bool) -> bool {
-    if conn.is_ism() {
-        return false;
-    }
-    let Ok(link) = conn.link() else {
-        return false;
-    };
-    let sh = conn.shared.lock();
+/// Whether new bytes wait in the send buffer instead of going at once
+/// (`sh`, the connection's state, locked): while a write of the connection
+/// is in flight, its completion pushes them, so that small sends leave
+/// together (autocorking, as upstream); not past [`Conn::autocork_limit`]
+/// unless the sender said more follows; not with `TCP_NODELAY`, as TCP's
+/// Nagle. Nothing waits with nothing in flight. SMC-R only (SMC-D has
+/// nothing in flight: its bytes are in the peer's RMB already).
+fn corked(conn: &Conn, sh: &ConnShared, more: bool, nodelay: bool) -> bool {
     let in_flight = sh.tx_fin < sh.tx_prod;
     let waiting = sh.tx_copied - sh.tx_prod;
-    let limit = (u64::from(conn.sndbuf_size()) / 2).min(u64::from(link.params.autocork_size));
-    in_flight && (more || (!nodelay && waiting <= limit)) && sh.urg_tx.is_none()
+    in_flight && (more || (!nodelay && waiting <= conn.autocork_limit())) && sh.urg_tx.is_none()
 }
 
 /// Copies up to `n` bytes (at most the room) of `msg` into the send
