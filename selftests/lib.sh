@@ -266,6 +266,19 @@ rxe_moved() {
 	[ $((s - sent_before)) -ge $(($1 / 4096)) ] && [ $((r - rcvd_before)) -ge $(($1 / 4096)) ]
 }
 
+# rxe_one_way BYTES: the payload went from the client to the server: the
+# client's rxe sent it, the server's received it (since before_smcr).
+rxe_one_way() {
+	local s r
+	s=$(cat "$rxe_counters/sent_pkts") r=$(cat "$rxe_counters/rcvd_pkts")
+	echo "rxe sent $sent_before -> $s, received $rcvd_before -> $r, for $1 payload bytes"
+	if [ "$side" = client ]; then
+		[ $((s - sent_before)) -ge $(($1 / 4096)) ]
+	else
+		[ $((r - rcvd_before)) -ge $(($1 / 4096)) ]
+	fi
+}
+
 # smc_lgr_ids: the ids of the SMC-R link groups `smcr linkgroup` lists.
 smc_lgr_ids() {
 	"$SMC_TOP/tools/target/release/smcr" linkgroup | awk '$2 == "SERV" || $2 == "CLNT" { print $1 }'

@@ -17,6 +17,8 @@ import socket
 import sys
 import time
 
+from smc_echo_check import accept_one
+
 IPPROTO_SMC = 256
 
 
@@ -49,12 +51,7 @@ def client(peer, port):
 
 
 def server(port, go_file):
-    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM, IPPROTO_SMC)
-    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    ls.bind(("0.0.0.0", port))
-    ls.listen(1)
-    ls.settimeout(300)
-    conn, _ = ls.accept()
+    conn = accept_one(port, IPPROTO_SMC, 300)
     deadline = time.time() + 300
     while not os.path.exists(go_file) and time.time() < deadline:
         time.sleep(0.5)

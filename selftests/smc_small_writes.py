@@ -24,6 +24,8 @@ import socket
 import sys
 import time
 
+from smc_echo_check import accept_one, connect_retry
+
 IPPROTO_SMC = 256
 PAUSE_S = 3
 BULK = 128 * 1024
@@ -39,12 +41,7 @@ def counter(folder, name):
 
 
 def server(port, n, counters):
-    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM, IPPROTO_SMC)
-    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    ls.bind(("0.0.0.0", port))
-    ls.listen(1)
-    ls.settimeout(120)
-    c, _ = ls.accept()
+    c = accept_one(port, IPPROTO_SMC, 120)
     c.settimeout(60)
     # The writer fills its send buffer and our RMB meanwhile, then blocks.
     time.sleep(PAUSE_S)
@@ -78,18 +75,8 @@ def server(port, n, counters):
 
 
 def client(addr, port, n):
-    s = None
-    for _ in range(90):
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, IPPROTO_SMC)
-        try:
-            s.connect((addr, port))
-            break
-        except ConnectionRefusedError:
-            s.close()
-            s = None
-            time.sleep(1)
+    s = connect_retry(addr, port, IPPROTO_SMC)
     if s is None:
-        print("connect: refused for 90 s")
         return 1
     s.settimeout(60)
     data = bytes(byte_at(i) for i in range(n + BULK))

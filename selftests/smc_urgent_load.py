@@ -36,6 +36,8 @@ import struct
 import sys
 import time
 
+from smc_echo_check import accept_one, connect_retry
+
 IPPROTO_SMC = 256
 SIOCATMARK = 0x8905
 CHUNK = 256 * 1024
@@ -106,12 +108,7 @@ def server(port, rounds):
         signals[0] += 1
 
     signal.signal(signal.SIGURG, on_urg)
-    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM, proto())
-    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    ls.bind(("0.0.0.0", port))
-    ls.listen(1)
-    ls.settimeout(120)
-    c, _ = ls.accept()
+    c = accept_one(port, proto(), 120)
     c.setblocking(True)
     fcntl.fcntl(c.fileno(), fcntl.F_SETOWN, os.getpid())
     bad = 0
@@ -170,18 +167,8 @@ def server(port, rounds):
 
 
 def client(addr, port, rounds):
-    s = None
-    for _ in range(90):
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, proto())
-        try:
-            s.connect((addr, port))
-            break
-        except ConnectionRefusedError:
-            s.close()
-            s = None
-            time.sleep(1)
+    s = connect_retry(addr, port, proto())
     if s is None:
-        print("connect: refused for 90 s")
         return 1
     s.settimeout(WAIT_S)
     for rnd in range(rounds):
