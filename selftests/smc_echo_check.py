@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# The echo of smc_echo's protocol (8-byte length, payload) for the Python
-# probes: imported by them, not run.
+# What the Python probes share, imported by them, not run: the echo of
+# smc_echo's protocol (8-byte length, payload), a connect retried while
+# the server does not listen yet, and one accepted connection.
 import os
 import socket
 import struct

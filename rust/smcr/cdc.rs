@@ -362,8 +362,9 @@ fn consumer_rule(conn: &Conn, sh: &ConnShared) -> ConsumerUpdate {
         peer_requested: sh.peer_flags.cons_curs_upd_req,
         peer_write_blocked: sh.peer_flags.write_blocked,
         force: sh.rx_cons_wanted,
-        // Whoever sends checks the connection (nothing goes on one that
-        // failed or that the peer aborted).
+        // Left to the senders: SMC-D's and the push's skip a failed
+        // connection; SMC-R's `update_consumer` posts regardless, where
+        // upstream sends nothing on a killed or aborted one.
         aborted: false,
         bytes_to_receive: u32::try_from(sh.rx_prod - sh.rx_cons).unwrap_or(u32::MAX),
     })
